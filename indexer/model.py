@@ -1,0 +1,207 @@
+"""The engine's types: what a workspace, a parse, a store and a search speak in.
+
+Conventions, fixed for every module:
+
+* Paths inside the engine are workspace-relative POSIX strings (``src/app.py``).
+* Lines are 1-based and inclusive, as grep and humans count them.
+* Columns are 0-based offsets in Unicode code points; the LSP face converts
+  lines to 0-based and columns to UTF-16 where a client asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+
+
+class SymbolKind(IntEnum):
+    """LSP ``SymbolKind`` numbering, kept here so the engine needs no lsprotocol."""
+
+    FILE = 1
+    MODULE = 2
+    NAMESPACE = 3
+    PACKAGE = 4
+    CLASS = 5
+    METHOD = 6
+    PROPERTY = 7
+    FIELD = 8
+    CONSTRUCTOR = 9
+    ENUM = 10
+    INTERFACE = 11
+    FUNCTION = 12
+    VARIABLE = 13
+    CONSTANT = 14
+    STRING = 15
+    NUMBER = 16
+    BOOLEAN = 17
+    ARRAY = 18
+    OBJECT = 19
+    KEY = 20
+    NULL = 21
+    ENUM_MEMBER = 22
+    STRUCT = 23
+    EVENT = 24
+    OPERATOR = 25
+    TYPE_PARAMETER = 26
+
+
+class ChunkKind(StrEnum):
+    """What a chunk of source is."""
+
+    FUNCTION = "function"
+    METHOD = "method"
+    CLASS = "class"  # class, struct, interface, trait, enum, protocol, impl…
+    BLOCK = "block"  # top-level statements between definitions
+    WINDOW = "window"  # a line window, where no grammar applies
+
+
+class FileStatus(StrEnum):
+    INDEXED = "indexed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class SkipReason(StrEnum):
+    """Why a file the walk saw is not indexed (or indexed with a caveat)."""
+
+    TOO_LARGE = "too large"
+    BINARY = "binary"
+    INVALID_UTF8 = "invalid UTF-8"  # indexed with replacement characters; kept as a note
+    SYMLINK_LOOP = "symlink loop"
+    SYMLINK_OUTSIDE = "symlink leaves the workspace"
+    UNREADABLE = "unreadable"
+    NOT_REGULAR = "not a regular file"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 0-based, code points
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A syntax-aware piece of one file: the unit of BM25 and vector search."""
+
+    id: str
+    path: str
+    project: str
+    language: str
+    kind: ChunkKind
+    symbol: str  # qualified name of the enclosing definition, "" for blocks/windows
+    start_line: int
+    end_line: int
+    text: str
+    search_text: str  # identifiers split: validateCredentials -> validate credentials
+    content_hash: str  # of ``text``: the embedding cache key
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition, as ``workspace/symbol`` and the graph see it."""
+
+    name: str
+    qualified_name: str
+    kind: SymbolKind
+    path: str
+    language: str
+    range: Span
+    selection_range: Span
+    container: str  # qualified name of the container, "" at top level
+    chunk_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """Everything the parser learned from one file."""
+
+    language: str
+    chunks: tuple[Chunk, ...]
+    symbols: tuple[Symbol, ...]
+    had_errors: bool = False  # the grammar reported ERROR/MISSING nodes
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEntry:
+    """One path the workspace walk saw: indexable, or skipped with a reason."""
+
+    path: str  # workspace-relative POSIX
+    abs_path: str
+    size: int
+    mtime_ns: int
+    language: str  # "" when unknown (still indexed as line windows)
+    skip: SkipReason | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A row of the ``files`` table: the per-file commit marker."""
+
+    path: str
+    language: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    status: FileStatus
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What ``codesift status`` reports."""
+
+    root: str
+    index_path: str
+    exists: bool
+    files_indexed: int = 0
+    files_skipped: int = 0
+    files_failed: int = 0
+    chunks: int = 0
+    symbols: int = 0
+    vectors_done: int = 0
+    vectors_pending: int = 0
+    schema_version: int = 0
+    model: str = ""
+    dimension: int = 0
+    index_bytes: int = 0
+    skipped: tuple[FileRecord, ...] = field(default_factory=tuple)
+    failed: tuple[FileRecord, ...] = field(default_factory=tuple)
+    notes: tuple[FileRecord, ...] = field(default_factory=tuple)  # indexed with a caveat
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one ``codesift index`` run did."""
+
+    files_seen: int
+    files_changed: int
+    files_removed: int
+    files_skipped: int
+    files_failed: int
+    chunks_written: int
+    chunks_embedded: int
+    chunks_from_cache: int
+    seconds: float
+    phase_seconds: dict[str, float]
+    rebuilt: bool = False
+    rebuild_reason: str = ""
+    vectors_pending: int = 0
+
+
+def text_hash(text: str) -> str:
+    """Content hash used for files and chunks (sha256 hex, 32 chars)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def chunk_id(project: str, path: str, start_line: int, end_line: int, content_hash: str) -> str:
+    """Stable chunk identity: same place and same text give the same id."""
+    key = f"{project}\0{path}\0{start_line}\0{end_line}\0{content_hash}"
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]

@@ -1,0 +1,288 @@
+"""One frozen settings tree.
+
+Layers, later wins: defaults (here, once) ← ``[tool.codesift]`` in the
+workspace's pyproject.toml ← ``.codesift.toml`` ← overrides (LSP
+initializationOptions, CLI flags). Keys are snake_case here; the LSP face
+converts camelCase. Every field carries a description: the README's settings
+table and the VS Code schema are generated from this tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .errors import ConfigError
+
+EmbedProvider = Literal["onnx", "sentence-transformers", "openai"]
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    ".tox/",
+    ".nox/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".pytest_cache/",
+    ".codesift/",
+    "*.min.js",
+    "*.lock",
+    "package-lock.json",
+)
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    index_dir: str = field(
+        default=".codesift",
+        metadata=_doc(
+            "Where the index lives: a path relative to the workspace root, or s3:// URI."
+        ),
+    )
+    include: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc("Only index files matching one of these gitignore-style globs (empty: all)."),
+    )
+    exclude: tuple[str, ...] = field(
+        default=DEFAULT_EXCLUDE,
+        metadata=_doc(
+            "Never index files matching these gitignore-style globs (on top of .gitignore)."
+        ),
+    )
+    max_file_bytes: int = field(
+        default=1024 * 1024,
+        metadata=_doc("Files larger than this are skipped with the reason 'too large'."),
+    )
+    respect_gitignore: bool = field(
+        default=True,
+        metadata=_doc("Honour .gitignore files, .git/info/exclude and core.excludesFile."),
+    )
+    write_batch_files: int = field(
+        default=200,
+        metadata=_doc("Files parsed per store commit while indexing."),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSettings:
+    max_lines: int = field(
+        default=80,
+        metadata=_doc("A definition longer than this is split on inner boundaries."),
+    )
+    min_lines: int = field(
+        default=5,
+        metadata=_doc("Neighbouring chunks shorter than this are merged."),
+    )
+    max_chars: int = field(
+        default=6000,
+        metadata=_doc("Hard cap on one chunk's text; longer pieces are split by lines."),
+    )
+    window_lines: int = field(
+        default=50,
+        metadata=_doc("Line-window size for files with no grammar."),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedSettings:
+    provider: EmbedProvider = field(
+        default="onnx",
+        metadata=_doc("Embedding provider: onnx (bundled MiniLM), sentence-transformers, openai."),
+    )
+    model: str = field(
+        default="all-MiniLM-L6-v2",
+        metadata=_doc("Model name (for sentence-transformers / openai) or id of the ONNX model."),
+    )
+    model_path: str = field(
+        default="",
+        metadata=_doc("Directory holding model.onnx + tokenizer.json (empty: the bundled export)."),
+    )
+    max_tokens: int = field(
+        default=256,
+        metadata=_doc("Tokens per chunk fed to the model; longer text is truncated."),
+    )
+    batch_size: int = field(default=32, metadata=_doc("Chunks per embedding batch."))
+    threads: int = field(
+        default=0,
+        metadata=_doc("onnxruntime intra-op threads (0: one per core)."),
+    )
+    endpoint: str = field(
+        default="",
+        metadata=_doc("Base URL of an OpenAI-compatible embeddings endpoint (provider openai)."),
+    )
+    api_key_env: str = field(
+        default="OPENAI_API_KEY",
+        metadata=_doc("Environment variable holding the endpoint's API key."),
+    )
+    dimension: int = field(
+        default=0,
+        metadata=_doc("Vector dimension for the openai provider (0: ask the endpoint)."),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    limit: int = field(default=20, metadata=_doc("Default number of results."))
+    agent_limit: int = field(
+        default=10, metadata=_doc("Default number of results for agent tools.")
+    )
+    semantic_weight: float = field(default=0.7, metadata=_doc("RRF weight of vector search."))
+    keyword_weight: float = field(default=0.3, metadata=_doc("RRF weight of BM25 search."))
+    grep_weight: float = field(default=0.3, metadata=_doc("RRF weight of exact grep in hybrid."))
+    rrf_k: int = field(default=60, metadata=_doc("RRF constant k."))
+    overfetch: int = field(default=3, metadata=_doc("Each source fetches limit × this."))
+    vector_score_threshold: float = field(
+        default=0.5,
+        metadata=_doc("Cosine distance at or beyond which vector results are dropped."),
+    )
+    min_similarity: float = field(
+        default=0.0,
+        metadata=_doc("Vector results with cosine similarity below this are dropped."),
+    )
+    grep_context: int = field(default=10, metadata=_doc("Lines of context around grep matches."))
+    grep_timeout_s: float = field(default=10.0, metadata=_doc("Seconds before grep gives up."))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    index: IndexSettings = field(default_factory=IndexSettings)
+    chunk: ChunkSettings = field(default_factory=ChunkSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+
+    def index_fingerprint(self) -> dict[str, str]:
+        """Settings that change what is stored: a change rebuilds the index."""
+        c = self.chunk
+        return {
+            "chunking": f"{c.max_lines}/{c.min_lines}/{c.max_chars}/{c.window_lines}",
+        }
+
+
+_SECTIONS: dict[str, type[object]] = {
+    "index": IndexSettings,
+    "chunk": ChunkSettings,
+    "embed": EmbedSettings,
+    "search": SearchSettings,
+}
+
+
+def _coerce(section: str, f: dataclasses.Field[object], value: object) -> object:
+    name = f"{section}.{f.name}"
+    hint = typing.get_type_hints(_SECTIONS[section])[f.name]
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ConfigError(
+                f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}"
+            )
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name} must be true or false; got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{name} must be a non-negative integer; got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ConfigError(f"{name} must be a non-negative number; got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name} must be a string; got {value!r}")
+        return value
+    if origin is tuple or isinstance(hint, types.GenericAlias):
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{name} must be a list of strings; got {value!r}")
+        return tuple(value)
+    raise ConfigError(f"{name}: unsupported setting type")  # pragma: no cover
+
+
+def _apply(settings: Settings, layer: Mapping[str, object], origin: str) -> Settings:
+    sections: dict[str, object] = {}
+    for section, values in layer.items():
+        if section not in _SECTIONS:
+            raise ConfigError(f"{origin}: unknown settings section {section!r}")
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"{origin}: [{section}] must be a table")
+        current = getattr(settings, section)
+        fields = {f.name: f for f in dataclasses.fields(current)}
+        changes: dict[str, object] = {}
+        for key, value in values.items():
+            if key not in fields:
+                raise ConfigError(f"{origin}: unknown setting {section}.{key}")
+            changes[key] = _coerce(section, fields[key], value)
+        sections[section] = dataclasses.replace(current, **changes)
+    return dataclasses.replace(settings, **sections)  # type: ignore[arg-type]
+
+
+def load_settings(
+    root: Path | None = None, overrides: Mapping[str, object] | None = None
+) -> Settings:
+    """Build the settings for a workspace: defaults ← pyproject ← .codesift.toml ← overrides.
+
+    Raises ConfigError with a readable reason for unknown keys or bad values.
+    """
+    settings = Settings()
+    if root is not None:
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{pyproject}: {exc}") from exc
+            layer = data.get("tool", {}).get("codesift", {})
+            if layer:
+                settings = _apply(settings, layer, str(pyproject))
+        own = root / ".codesift.toml"
+        if own.is_file():
+            try:
+                layer = tomllib.loads(own.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{own}: {exc}") from exc
+            settings = _apply(settings, layer, str(own))
+    if overrides:
+        settings = _apply(settings, overrides, "settings")
+    return settings
+
+
+@dataclass(frozen=True, slots=True)
+class SettingDoc:
+    key: str  # section.name
+    type: str
+    default: object
+    doc: str
+
+
+def describe_settings() -> list[SettingDoc]:
+    """Every setting with its type, default and description (README table, VS Code schema)."""
+    out: list[SettingDoc] = []
+    for section, cls in _SECTIONS.items():
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            default = f.default if f.default is not dataclasses.MISSING else None
+            hint = hints[f.name]
+            if typing.get_origin(hint) is Literal:
+                type_name = "enum"
+            elif typing.get_origin(hint) is tuple:
+                type_name = "array"
+            else:
+                type_name = getattr(hint, "__name__", str(hint))
+            out.append(SettingDoc(f"{section}.{f.name}", type_name, default, f.metadata["doc"]))
+    return out

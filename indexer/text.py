@@ -1,0 +1,34 @@
+"""Text helpers shared by parse and search: identifier splitting for BM25."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+# Boundaries inside an identifier: lower→Upper, ACRONYMWord, letter↔digit.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifier(word: str) -> list[str]:
+    """``validateCredentials`` → [validate, credentials]; ``HTTPServer_v2`` → [http, server, v, 2]."""
+    parts: list[str] = []
+    for piece in word.split("_"):
+        parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+    return parts
+
+
+def search_text(text: str) -> str:
+    """The identifier-split companion of a chunk's text, indexed for BM25.
+
+    Each identifier contributes its parts (only when it has more than one), so
+    ``validateCredentials`` is found by "validate credentials" while the raw text
+    column still finds the whole identifier.
+    """
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        parts = split_identifier(m.group(0))
+        if len(parts) > 1:
+            out.extend(parts)
+        elif parts:
+            out.append(parts[0])
+    return " ".join(out)
