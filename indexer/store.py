@@ -1,0 +1,553 @@
+"""The LanceDB tables, their schema version, and the only code that writes them.
+
+Crash safety rests on two promises:
+
+* Every table write is one Lance commit (atomic). A file's chunks are replaced
+  with one ``merge_insert`` that also deletes the file's old rows, so a reader
+  sees the old rows or the new ones, never a mix.
+* The ``files`` table is the commit marker. A file's chunks and symbols are
+  written first and its ``files`` row (with the content hash) last; a removed
+  file loses its ``files`` row first. After a crash, a file whose row is stale
+  is simply re-done, and rows of paths with no ``files`` row are swept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import IndexMissingError, StoreError
+from .faults import crash_point
+from .model import Chunk, FileRecord, FileStatus, Symbol, SymbolKind
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+FILES = "files"
+CHUNKS = "chunks"
+SYMBOLS = "symbols"
+META = "meta"
+_IN_BATCH = 500  # values per SQL IN (...) list
+
+Vectors = npt.NDArray[np.float32]
+
+
+def _vector_type(dim: int) -> pa.DataType:
+    return pa.list_(pa.float32(), dim)
+
+
+def files_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("language", pa.string()),
+            pa.field("size", pa.int64()),
+            pa.field("mtime_ns", pa.int64()),
+            pa.field("content_hash", pa.string()),
+            pa.field("status", pa.string()),
+            pa.field("reason", pa.string()),
+        ]
+    )
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("project", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("symbol", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("search_text", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("vector", _vector_type(dim), nullable=True),
+        ]
+    )
+
+
+def symbols_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("name", pa.string()),
+            pa.field("name_lower", pa.string()),
+            pa.field("qualified_name", pa.string()),
+            pa.field("kind", pa.int32()),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("language", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("start_col", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("end_col", pa.int32()),
+            pa.field("sel_start_line", pa.int32()),
+            pa.field("sel_start_col", pa.int32()),
+            pa.field("sel_end_line", pa.int32()),
+            pa.field("sel_end_col", pa.int32()),
+            pa.field("container", pa.string()),
+            pa.field("chunk_id", pa.string()),
+        ]
+    )
+
+
+def meta_schema() -> pa.Schema:
+    return pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
+
+
+def cache_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("vector", _vector_type(dim), nullable=False),
+        ]
+    )
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
+    for i in range(0, len(values), _IN_BATCH):
+        part = values[i : i + _IN_BATCH]
+        yield f"{column} IN ({', '.join(_sql_str(v) for v in part)})"
+
+
+def symbol_row_id(sym: Symbol) -> str:
+    key = f"{sym.path}\0{sym.qualified_name}\0{sym.range.start.line}\0{sym.range.start.column}"
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMeta:
+    schema_version: int
+    model_id: str
+    dimension: int
+    fingerprint: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file's new state: written as a unit (chunks, symbols, then its files row)."""
+
+    record: FileRecord
+    chunks: Sequence[Chunk]
+    symbols: Sequence[Symbol]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChunk:
+    id: str
+    path: str
+    content_hash: str
+    text: str
+
+
+class Store:
+    """An index directory (or s3:// URI) holding one workspace's tables."""
+
+    def __init__(self, uri: str, *, storage_options: dict[str, str] | None = None) -> None:
+        self.uri = uri
+        self._storage_options = storage_options
+        try:
+            self._db = lancedb.connect(uri, storage_options=storage_options)
+        except Exception as exc:
+            raise StoreError(f"cannot open the index at {uri}: {exc}") from exc
+        self._tables: dict[str, lancedb.table.Table] = {}
+
+    # ----- opening -------------------------------------------------------------
+
+    @property
+    def is_local(self) -> bool:
+        return "://" not in self.uri
+
+    def table_names(self) -> set[str]:
+        try:
+            return set(self._db.table_names(limit=10_000))
+        except Exception as exc:
+            raise StoreError(f"cannot list the tables of {self.uri}: {exc}") from exc
+
+    def exists(self) -> bool:
+        return {FILES, CHUNKS, SYMBOLS, META} <= self.table_names()
+
+    def _table(self, name: str) -> lancedb.table.Table:
+        tbl = self._tables.get(name)
+        if tbl is None:
+            try:
+                tbl = self._db.open_table(name)
+            except Exception as exc:
+                raise IndexMissingError(
+                    f"no index table {name!r} at {self.uri}: run `codesift index` first"
+                ) from exc
+            self._tables[name] = tbl
+        return tbl
+
+    def read_meta(self) -> IndexMeta | None:
+        """The stored meta, or None when there is no complete index."""
+        if not self.exists():
+            return None
+        rows = self._table(META).to_arrow().to_pylist()
+        kv = {str(r["key"]): str(r["value"]) for r in rows}
+        if "schema_version" not in kv:
+            return None
+        try:
+            return IndexMeta(
+                schema_version=int(kv["schema_version"]),
+                model_id=kv.get("model_id", ""),
+                dimension=int(kv.get("dimension", "0")),
+                fingerprint=json.loads(kv.get("fingerprint", "{}")),
+            )
+        except (ValueError, json.JSONDecodeError):
+            return None
+
+    def create(self, meta: IndexMeta) -> None:
+        """(Re)create the index tables empty, then write the meta last.
+
+        The embedding caches survive: they are keyed by model and content hash.
+        """
+        self._tables.clear()
+        # meta first goes away, so a crash mid-rebuild is seen as "no index".
+        for name in (META, FILES, CHUNKS, SYMBOLS):
+            if name in self.table_names():
+                self._db.drop_table(name)
+        try:
+            self._db.create_table(FILES, schema=files_schema())
+            self._db.create_table(CHUNKS, schema=chunks_schema(meta.dimension))
+            self._db.create_table(SYMBOLS, schema=symbols_schema())
+            rows = [
+                {"key": "schema_version", "value": str(meta.schema_version)},
+                {"key": "model_id", "value": meta.model_id},
+                {"key": "dimension", "value": str(meta.dimension)},
+                {"key": "fingerprint", "value": json.dumps(meta.fingerprint, sort_keys=True)},
+            ]
+            self._db.create_table(META, data=pa.Table.from_pylist(rows, schema=meta_schema()))
+        except Exception as exc:
+            raise StoreError(f"cannot create the index at {self.uri}: {exc}") from exc
+
+    # ----- reading -------------------------------------------------------------
+
+    def file_records(self) -> dict[str, FileRecord]:
+        tbl = self._table(FILES).to_arrow()
+        out: dict[str, FileRecord] = {}
+        for r in tbl.to_pylist():
+            out[r["path"]] = FileRecord(
+                path=r["path"],
+                language=r["language"] or "",
+                size=int(r["size"] or 0),
+                mtime_ns=int(r["mtime_ns"] or 0),
+                content_hash=r["content_hash"] or "",
+                status=FileStatus(r["status"]),
+                reason=r["reason"] or "",
+            )
+        return out
+
+    def chunk_paths(self) -> set[str]:
+        col = self._table(CHUNKS).to_arrow().select(["path"]).column("path")
+        return set(col.unique().to_pylist())
+
+    def count(self, table: str, where: str | None = None) -> int:
+        return int(self._table(table).count_rows(where))
+
+    def pending_vectors(self, limit: int, paths: Sequence[str] = ()) -> list[PendingChunk]:
+        """Chunks still without a vector (optionally only of some paths)."""
+        query = self._table(CHUNKS).search().where("vector IS NULL")
+        if paths:
+            flt = next(_in_filters("path", list(paths)[:_IN_BATCH]))
+            query = self._table(CHUNKS).search().where(f"vector IS NULL AND {flt}")
+        rows = query.select(["id", "path", "content_hash", "text"]).limit(limit).to_arrow()
+        return [
+            PendingChunk(r["id"], r["path"], r["content_hash"], r["text"]) for r in rows.to_pylist()
+        ]
+
+    def index_bytes(self) -> int:
+        if not self.is_local:
+            return 0
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.uri):
+            for f in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+        return total
+
+    # ----- the embedding cache ---------------------------------------------------
+
+    @staticmethod
+    def cache_table_name(model_id: str) -> str:
+        return "emb_" + hashlib.sha1(model_id.encode()).hexdigest()[:16]
+
+    def _cache(self, model_id: str, dim: int) -> lancedb.table.Table:
+        name = self.cache_table_name(model_id)
+        if name not in self._tables:
+            if name in self.table_names():
+                self._tables[name] = self._db.open_table(name)
+            else:
+                self._tables[name] = self._db.create_table(name, schema=cache_schema(dim))
+        return self._tables[name]
+
+    def cache_lookup(self, model_id: str, dim: int, hashes: Iterable[str]) -> dict[str, Vectors]:
+        """Vectors already computed by this model for these content hashes."""
+        wanted = sorted(set(hashes))
+        if not wanted:
+            return {}
+        tbl = self._cache(model_id, dim)
+        if tbl.count_rows() == 0:
+            return {}
+        out: dict[str, Vectors] = {}
+        for flt in _in_filters("content_hash", wanted):
+            res = tbl.search().where(flt).select(["content_hash", "vector"]).limit(None).to_arrow()
+            if res.num_rows == 0:
+                continue
+            vecs = _to_matrix(res.column("vector"), dim)
+            for h, v in zip(res.column("content_hash").to_pylist(), vecs, strict=True):
+                out[h] = v
+        return out
+
+    def cache_put(self, model_id: str, dim: int, hashes: Sequence[str], vectors: Vectors) -> None:
+        if not hashes:
+            return
+        tbl = self._cache(model_id, dim)
+        data = pa.table(
+            {"content_hash": pa.array(hashes, pa.string()), "vector": _to_arrow(vectors, dim)},
+            schema=cache_schema(dim),
+        )
+        tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
+
+    # ----- writing -------------------------------------------------------------
+
+    def write_files(self, writes: Sequence[FileWrite], dim: int, vectors: dict[str, Vectors]) -> None:
+        """Replace the rows of these files: chunks, then symbols, then the files rows.
+
+        ``vectors`` maps content hash → vector for chunks whose embedding is known.
+        """
+        if not writes:
+            return
+        paths = [w.record.path for w in writes]
+        chunks = [c for w in writes for c in w.chunks]
+        symbols = [s for w in writes for s in w.symbols]
+        try:
+            self._replace(CHUNKS, paths, _chunks_table(chunks, dim, vectors))
+            crash_point("write")
+            self._replace(SYMBOLS, paths, _symbols_table(symbols))
+            crash_point("write-files")
+            self._table(FILES).merge_insert("path").when_matched_update_all().when_not_matched_insert_all().execute(
+                _files_table([w.record for w in writes])
+            )
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise StoreError(f"writing {len(writes)} files to {self.uri} failed: {exc}") from exc
+
+    def _replace(self, name: str, paths: Sequence[str], data: pa.Table) -> None:
+        tbl = self._table(name)
+        if len(paths) <= _IN_BATCH:
+            flt = next(_in_filters("path", list(paths)))
+            (
+                tbl.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(flt)
+                .execute(data, on_bad_vectors="null")
+            )
+            return
+        # Larger batches: one replace per slice of paths, each atomic per file.
+        path_col = data.column("path")
+        for i in range(0, len(paths), _IN_BATCH):
+            part = list(paths[i : i + _IN_BATCH])
+            mask = pc.is_in(path_col, value_set=pa.array(part, pa.string()))
+            self._replace(name, part, data.filter(mask))
+
+    def touch_files(self, records: Sequence[FileRecord]) -> None:
+        """Update only the files rows (size, mtime) of files whose content is unchanged."""
+        if records:
+            self._table(FILES).merge_insert("path").when_matched_update_all().execute(
+                _files_table(records)
+            )
+
+    def remove_files(self, paths: Sequence[str]) -> None:
+        """Forget files: the files rows first (the marker), then their chunks and symbols."""
+        if not paths:
+            return
+        try:
+            for flt in _in_filters("path", list(paths)):
+                self._table(FILES).delete(flt)
+            crash_point("remove")
+            for flt in _in_filters("path", list(paths)):
+                self._table(CHUNKS).delete(flt)
+                self._table(SYMBOLS).delete(flt)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise StoreError(f"removing {len(paths)} files from {self.uri} failed: {exc}") from exc
+
+    def set_vectors(self, ids: Sequence[str], vectors: Vectors, dim: int) -> None:
+        """Fill in vectors of existing chunks; rows replaced meanwhile are left alone."""
+        if not ids:
+            return
+        data = pa.table({"id": pa.array(ids, pa.string()), "vector": _to_arrow(vectors, dim)})
+        self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
+
+    def ensure_indices(self) -> None:
+        """Create the FTS and scalar indices if missing (cheap when present)."""
+        from lancedb.index import FTS, BTree
+
+        chunks = self._table(CHUNKS)
+        have = {tuple(i.columns) for i in chunks.list_indices()}
+        fts = FTS(with_position=True, stem=False, remove_stop_words=False)
+        if ("text",) not in have:
+            chunks.create_index("text", config=fts)
+        if ("search_text",) not in have:
+            chunks.create_index("search_text", config=fts)
+        if ("path",) not in have:
+            chunks.create_scalar_index("path", index_type="BTREE")
+        symbols = self._table(SYMBOLS)
+        if ("name_lower",) not in {tuple(i.columns) for i in symbols.list_indices()}:
+            symbols.create_index("name_lower", config=BTree())
+
+    def optimize(self, keep_versions_for: timedelta = timedelta(minutes=5)) -> None:
+        """Compact, fold new rows into the indices, prune old versions."""
+        for name in (CHUNKS, SYMBOLS, FILES):
+            try:
+                self._table(name).optimize(cleanup_older_than=keep_versions_for)
+            except Exception as exc:  # optimisation is best effort: the data is whole
+                log.warning("optimising %s failed: %s", name, exc)
+
+    def drop_everything(self) -> None:
+        """Delete the whole index directory (local) — used by `codesift index --rebuild`."""
+        self._tables.clear()
+        if self.is_local:
+            shutil.rmtree(self.uri, ignore_errors=True)
+        else:
+            for name in self.table_names():
+                self._db.drop_table(name)
+
+
+# ----- arrow conversion ---------------------------------------------------------
+
+
+def _to_arrow(vectors: Vectors, dim: int) -> pa.Array:
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    return pa.FixedSizeListArray.from_arrays(flat, dim)
+
+
+def _to_matrix(column: pa.ChunkedArray, dim: int) -> Vectors:
+    arr = column.combine_chunks()
+    values = arr.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=np.float32).reshape(-1, dim)
+
+
+def _chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Table:
+    schema = chunks_schema(dim)
+    vec_values: list[list[float] | None] = []
+    for c in chunks:
+        v = vectors.get(c.content_hash)
+        vec_values.append(None if v is None else v.tolist())
+    return pa.table(
+        {
+            "id": [c.id for c in chunks],
+            "path": [c.path for c in chunks],
+            "project": [c.project for c in chunks],
+            "language": [c.language for c in chunks],
+            "kind": [str(c.kind) for c in chunks],
+            "symbol": [c.symbol for c in chunks],
+            "start_line": [c.start_line for c in chunks],
+            "end_line": [c.end_line for c in chunks],
+            "text": [c.text for c in chunks],
+            "search_text": [c.search_text for c in chunks],
+            "content_hash": [c.content_hash for c in chunks],
+            "vector": pa.array(vec_values, type=_vector_type(dim)),
+        },
+        schema=schema,
+    )
+
+
+def _symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": symbol_row_id(s),
+                "name": s.name,
+                "name_lower": s.name.lower(),
+                "qualified_name": s.qualified_name,
+                "kind": int(s.kind),
+                "path": s.path,
+                "language": s.language,
+                "start_line": s.range.start.line,
+                "start_col": s.range.start.column,
+                "end_line": s.range.end.line,
+                "end_col": s.range.end.column,
+                "sel_start_line": s.selection_range.start.line,
+                "sel_start_col": s.selection_range.start.column,
+                "sel_end_line": s.selection_range.end.line,
+                "sel_end_col": s.selection_range.end.column,
+                "container": s.container,
+                "chunk_id": s.chunk_id,
+            }
+            for s in symbols
+        ],
+        schema=symbols_schema(),
+    )
+
+
+def _files_table(records: Sequence[FileRecord]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "path": r.path,
+                "language": r.language,
+                "size": r.size,
+                "mtime_ns": r.mtime_ns,
+                "content_hash": r.content_hash,
+                "status": str(r.status),
+                "reason": r.reason,
+            }
+            for r in records
+        ],
+        schema=files_schema(),
+    )
+
+
+def symbol_from_row(row: dict[str, object]) -> Symbol:
+    """Rebuild a Symbol from a ``symbols`` row (used by search)."""
+    from .model import Position, Span
+
+    def i(key: str) -> int:
+        v = row[key]
+        return int(v) if isinstance(v, int) else 0
+
+    return Symbol(
+        name=str(row["name"]),
+        qualified_name=str(row["qualified_name"]),
+        kind=SymbolKind(i("kind")),
+        path=str(row["path"]),
+        language=str(row["language"]),
+        range=Span(Position(i("start_line"), i("start_col")), Position(i("end_line"), i("end_col"))),
+        selection_range=Span(
+            Position(i("sel_start_line"), i("sel_start_col")),
+            Position(i("sel_end_line"), i("sel_end_col")),
+        ),
+        container=str(row["container"] or ""),
+        chunk_id=str(row["chunk_id"]),
+    )
+
+
+def default_index_uri(root: Path, index_dir: str) -> str:
+    """Where a workspace's index lives: ``index_dir`` relative to the root, or a URI."""
+    if "://" in index_dir:
+        return index_dir
+    p = Path(index_dir)
+    return str(p if p.is_absolute() else (root / p))

@@ -1,0 +1,441 @@
+"""Reconcile a workspace with its index: what changed, one writer, per-file
+atomic replace, repair after a crash.
+
+Phase 1 (text) walks, parses and stores chunks, symbols and files rows: grep,
+BM25 and symbols work as soon as it ends. Phase 2 (vectors) embeds the chunks
+still without a vector, reusing the (model, content hash) cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .embed import Embedder, make_embedder
+from .faults import crash_point
+from .errors import CodesiftError, EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
+from .model import FileRecord, FileStatus, IndexReport, IndexStatus, WalkEntry
+from .parse import parse_file
+from .settings import Settings
+from .store import CHUNKS, SCHEMA_VERSION, SYMBOLS, FileWrite, IndexMeta, Store, default_index_uri
+from .workspace import read_source, walk
+
+log = logging.getLogger(__name__)
+
+Phase = str  # "walk" | "parse" | "embed" | "optimize" | "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One progress tick: ``done`` of ``total`` units of ``phase``."""
+
+    phase: Phase
+    done: int
+    total: int
+    chunks: int = 0
+    message: str = ""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def _no_progress(_: Progress) -> None:
+    return None
+
+
+@dataclass
+class _Counters:
+    changed: int = 0
+    removed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    chunks_written: int = 0
+    embedded: int = 0
+    from_cache: int = 0
+    phases: dict[str, float] = field(default_factory=dict)
+
+
+# ----- the writer lock ----------------------------------------------------------
+
+
+@contextlib.contextmanager
+def writer_lock(index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """One writer per index: an flock on ``<index>/.lock`` (local indexes only).
+
+    With ``wait`` the caller blocks until the other writer finishes (``on_wait``
+    is told once); without it, IndexBusyError says who holds the lock.
+    """
+    if "://" in index_uri:  # object stores: Lance's conditional commits keep rows whole
+        yield
+        return
+    os.makedirs(index_uri, exist_ok=True)
+    path = os.path.join(index_uri, ".lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            message = f"another codesift process (pid {holder}) is writing the index at {index_uri}"
+            if not wait:
+                raise IndexBusyError(message + "; try again when it finishes") from exc
+            if on_wait:
+                on_wait(message + "; waiting for it to finish…")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)  # closing releases the flock
+
+
+# ----- indexing -----------------------------------------------------------------
+
+
+def index_uri_for(root: Path, settings: Settings) -> str:
+    return default_index_uri(root, settings.index.index_dir)
+
+
+def _wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
+    return IndexMeta(
+        schema_version=SCHEMA_VERSION,
+        model_id=embedder.model_id,
+        dimension=embedder.dimension,
+        fingerprint=settings.index_fingerprint(),
+    )
+
+
+def _rebuild_reason(have: IndexMeta | None, want: IndexMeta) -> str:
+    if have is None:
+        return "no index yet"
+    if have.schema_version != want.schema_version:
+        return f"schema version {have.schema_version} → {want.schema_version}"
+    if have.model_id != want.model_id or have.dimension != want.dimension:
+        return f"model {have.model_id} ({have.dimension}) → {want.model_id} ({want.dimension})"
+    if have.fingerprint != want.fingerprint:
+        return "settings that shape the index changed"
+    return ""
+
+
+def index_workspace(
+    root: Path,
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    progress: ProgressFn = _no_progress,
+    embed: bool = True,
+    wait: bool = True,
+    rebuild: bool = False,
+    cancel: threading.Event | None = None,
+    project: str = "",
+    on_wait: Callable[[str], None] | None = None,
+) -> IndexReport:
+    """Bring the workspace's index up to date and return what was done.
+
+    Safe to interrupt at any point (SIGKILL included): the next call repairs.
+    """
+    started = time.perf_counter()
+    root = root.resolve()
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace root {root} is not a directory")
+    project = project or root.name
+    uri = index_uri_for(root, settings)
+    embedder = embedder or make_embedder(settings.embed)
+    cancel = cancel or threading.Event()
+    counters = _Counters()
+    with writer_lock(uri, wait=wait, on_wait=on_wait):
+        store = Store(uri)
+        want = _wanted_meta(settings, embedder)
+        reason = "asked for (--rebuild)" if rebuild else _rebuild_reason(store.read_meta(), want)
+        if reason:
+            log.info("building the index from scratch: %s", reason)
+            store.create(want)
+        _sweep_orphans(store)
+
+        t = time.perf_counter()
+        progress(Progress("walk", 0, 0))
+        entries = list(walk(root, settings.index))
+        counters.phases["walk"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        seen = len(entries)
+        changed_paths = _sync_text(store, entries, settings, embedder, project, counters, progress, cancel)
+        store.ensure_indices()
+        counters.phases["parse"] = time.perf_counter() - t
+
+        if embed and not cancel.is_set():
+            t = time.perf_counter()
+            embed_pending(store, embedder, settings, counters, progress, cancel, first=changed_paths)
+            counters.phases["embed"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        progress(Progress("optimize", 0, 1))
+        store.optimize()
+        counters.phases["optimize"] = time.perf_counter() - t
+        pending = store.count(CHUNKS, "vector IS NULL")
+        progress(Progress("done", 1, 1))
+    return IndexReport(
+        files_seen=seen,
+        files_changed=counters.changed,
+        files_removed=counters.removed,
+        files_skipped=counters.skipped,
+        files_failed=counters.failed,
+        chunks_written=counters.chunks_written,
+        chunks_embedded=counters.embedded,
+        chunks_from_cache=counters.from_cache,
+        seconds=time.perf_counter() - started,
+        phase_seconds=counters.phases,
+        rebuilt=bool(reason),
+        rebuild_reason=reason,
+        vectors_pending=pending,
+    )
+
+
+def _sweep_orphans(store: Store) -> None:
+    """Rows of paths with no ``files`` row are leftovers of an interrupted removal."""
+    known = set(store.file_records())
+    orphans = sorted(store.chunk_paths() - known)
+    if orphans:
+        log.info("removing %d files' leftover rows after an interrupted run", len(orphans))
+        store.remove_files(orphans)
+
+
+def _sync_text(
+    store: Store,
+    entries: Sequence[WalkEntry],
+    settings: Settings,
+    embedder: Embedder,
+    project: str,
+    counters: _Counters,
+    progress: ProgressFn,
+    cancel: threading.Event,
+) -> list[str]:
+    records = store.file_records()
+    walked = {e.path for e in entries}
+    removed = sorted(set(records) - walked)
+    if removed:
+        store.remove_files(removed)
+        counters.removed = len(removed)
+
+    todo = [e for e in entries if not _unchanged(e, records.get(e.path))]
+    batch: list[FileWrite] = []
+    touched: list[FileRecord] = []
+    changed: list[str] = []
+    total = len(todo)
+    progress(Progress("parse", 0, total))
+    for done, entry in enumerate(todo, 1):
+        if cancel.is_set():
+            break
+        write = _process(entry, records.get(entry.path), settings, project, counters)
+        crash_point("parse")
+        if write is None:  # same content, new mtime
+            rec = records[entry.path]
+            touched.append(
+                FileRecord(rec.path, rec.language, entry.size, entry.mtime_ns, rec.content_hash, rec.status, rec.reason)
+            )
+        else:
+            batch.append(write)
+            changed.append(entry.path)
+        if len(batch) >= settings.index.write_batch_files or done == total:
+            _flush(store, batch, embedder, counters)
+            batch = []
+            progress(Progress("parse", done, total, chunks=counters.chunks_written))
+    _flush(store, batch, embedder, counters)
+    store.touch_files(touched)
+    counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
+    return changed
+
+
+def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
+    if record is None:
+        return False
+    if entry.skip is not None:
+        return record.status == FileStatus.SKIPPED and record.reason.startswith(str(entry.skip))
+    return (
+        record.status != FileStatus.SKIPPED
+        and record.size == entry.size
+        and record.mtime_ns == entry.mtime_ns
+    )
+
+
+def _process(
+    entry: WalkEntry, record: FileRecord | None, settings: Settings, project: str, counters: _Counters
+) -> FileWrite | None:
+    """Read and parse one file; None when its content is what the index holds."""
+    if entry.skip is not None:
+        reason = f"{entry.skip}: {entry.detail}" if entry.detail else str(entry.skip)
+        counters.changed += 1
+        return FileWrite(
+            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason),
+            [],
+            [],
+        )
+    source = read_source(entry, settings.index.max_file_bytes)
+    if source.skip is not None:
+        reason = f"{source.skip}: {source.note}" if source.note else str(source.skip)
+        counters.changed += 1
+        return FileWrite(
+            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason),
+            [],
+            [],
+        )
+    if record is not None and record.status == FileStatus.INDEXED and record.content_hash == source.content_hash:
+        return None
+    counters.changed += 1
+    try:
+        parsed = parse_file(entry.path, source.text, entry.language, project=project, settings=settings.chunk)
+    except CodesiftError as exc:  # parse_file falls back to windows; this is the last resort
+        counters.failed += 1
+        return FileWrite(
+            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, source.content_hash, FileStatus.FAILED, str(exc)),
+            [],
+            [],
+        )
+    note = source.note
+    if parsed.had_errors:
+        note = (note + "; " if note else "") + "syntax errors: chunked around them"
+    return FileWrite(
+        FileRecord(
+            entry.path,
+            parsed.language,
+            entry.size,
+            entry.mtime_ns,
+            source.content_hash,
+            FileStatus.INDEXED,
+            note,
+        ),
+        parsed.chunks,
+        parsed.symbols,
+    )
+
+
+def _flush(store: Store, batch: list[FileWrite], embedder: Embedder, counters: _Counters) -> None:
+    if not batch:
+        return
+    hashes = [c.content_hash for w in batch for c in w.chunks]
+    cached = store.cache_lookup(embedder.model_id, embedder.dimension, hashes)
+    counters.from_cache += sum(1 for h in hashes if h in cached)
+    store.write_files(batch, embedder.dimension, cached)
+    counters.chunks_written += len(hashes)
+
+
+# ----- vectors ------------------------------------------------------------------
+
+
+def embed_pending(
+    store: Store,
+    embedder: Embedder,
+    settings: Settings,
+    counters: _Counters | None = None,
+    progress: ProgressFn = _no_progress,
+    cancel: threading.Event | None = None,
+    first: Sequence[str] = (),
+) -> int:
+    """Embed every chunk without a vector (those of ``first`` paths first).
+
+    Returns how many chunks received a vector. An embedding failure leaves the
+    rest pending (logged) rather than failing the index.
+    """
+    counters = counters or _Counters()
+    cancel = cancel or threading.Event()
+    total = store.count(CHUNKS, "vector IS NULL")
+    done = 0
+    step = max(1, settings.embed.batch_size) * 8
+    priority = list(first)
+    progress(Progress("embed", 0, total))
+    while not cancel.is_set():
+        pending = []
+        while priority and not pending:
+            pending = store.pending_vectors(step, priority[:500])
+            if not pending:
+                priority = priority[500:]
+        if not pending:
+            pending = store.pending_vectors(step)
+        if not pending:
+            break
+        by_hash: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for p in pending:
+            by_hash.setdefault(p.content_hash, []).append(p.id)
+            texts[p.content_hash] = p.text
+        cached = store.cache_lookup(embedder.model_id, embedder.dimension, by_hash)
+        missing = [h for h in by_hash if h not in cached]
+        if missing:
+            try:
+                vecs = embedder.embed_documents([texts[h] for h in missing])
+            except EmbedError as exc:
+                log.error("embedding stopped, %d chunks keep no vector: %s", total - done, exc)
+                raise
+            store.cache_put(embedder.model_id, embedder.dimension, missing, vecs)
+            for h, v in zip(missing, vecs, strict=True):
+                cached[h] = v
+            counters.embedded += len(missing)
+        counters.from_cache += len(by_hash) - len(missing)
+        ids = [i for h in by_hash for i in by_hash[h]]
+        matrix = np.stack([cached[h] for h in by_hash for _ in by_hash[h]]).astype(np.float32)
+        store.set_vectors(ids, matrix, embedder.dimension)
+        crash_point("embed")
+        done += len(ids)
+        progress(Progress("embed", done, max(total, done)))
+    return done
+
+
+# ----- status -------------------------------------------------------------------
+
+
+def index_status(root: Path, settings: Settings) -> IndexStatus:
+    """What the index of a workspace holds, without changing it."""
+    root = root.resolve()
+    uri = index_uri_for(root, settings)
+    store = Store(uri)
+    meta = store.read_meta()
+    if meta is None:
+        return IndexStatus(root=str(root), index_path=uri, exists=False)
+    records = store.file_records().values()
+    by_status: dict[FileStatus, list[FileRecord]] = {s: [] for s in FileStatus}
+    for r in records:
+        by_status[r.status].append(r)
+    pending = store.count(CHUNKS, "vector IS NULL")
+    chunks = store.count(CHUNKS)
+    return IndexStatus(
+        root=str(root),
+        index_path=uri,
+        exists=True,
+        files_indexed=len(by_status[FileStatus.INDEXED]),
+        files_skipped=len(by_status[FileStatus.SKIPPED]),
+        files_failed=len(by_status[FileStatus.FAILED]),
+        chunks=chunks,
+        symbols=store.count(SYMBOLS),
+        vectors_done=chunks - pending,
+        vectors_pending=pending,
+        schema_version=meta.schema_version,
+        model=meta.model_id,
+        dimension=meta.dimension,
+        index_bytes=store.index_bytes(),
+        skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
+        failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
+        notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),
+    )
+
+
+def open_store(root: Path, settings: Settings) -> Store:
+    """The store of a workspace for reading; IndexMissingError says how to build it."""
+    uri = index_uri_for(root.resolve(), settings)
+    store = Store(uri)
+    if store.read_meta() is None:
+        raise IndexMissingError(f"no codesift index for {root} yet: run `codesift index {root}` to build it")
+    return store

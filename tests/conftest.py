@@ -1,0 +1,107 @@
+"""Shared fixtures: isolated XDG dirs, generated workspaces."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # onnxruntime and nvim write under XDG dirs; git must not read the user's config.
+    base = tmp_path_factory.mktemp("xdg")
+    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        path = base / name.lower()
+        path.mkdir(exist_ok=True)
+        monkeypatch.setenv(name, str(path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+
+
+SAMPLE_FILES: dict[str, str] = {
+    "app/auth.py": '''
+        """Authentication helpers."""
+
+        import hashlib
+
+
+        class AuthService:
+            """Checks users against the password store."""
+
+            def __init__(self, store):
+                self.store = store
+
+            def validateCredentials(self, user, password):
+                """Return True when the password matches the stored hash."""
+                digest = hashlib.sha256(password.encode()).hexdigest()
+                return self.store.get(user) == digest
+
+            def login(self, user, password):
+                if not self.validateCredentials(user, password):
+                    raise PermissionError("bad credentials")
+                return {"user": user}
+        ''',
+    "app/upload.py": '''
+        import time
+
+
+        def retry_upload(client, blob, attempts=3):
+            """Retry failed uploads with exponential backoff."""
+            for attempt in range(attempts):
+                try:
+                    return client.put(blob)
+                except IOError:
+                    time.sleep(2 ** attempt)
+            raise RuntimeError("upload failed after retries")
+        ''',
+    "app/config.py": '''
+        import json
+
+
+        def parse_config(path):
+            """Read the JSON configuration file and return a dict."""
+            with open(path) as handle:
+                return json.load(handle)
+
+
+        DEFAULTS = {"timeout": 30}
+        ''',
+    "web/client.js": '''
+        export class ApiClient {
+          constructor(baseUrl) {
+            this.baseUrl = baseUrl;
+          }
+
+          async fetchUser(id) {
+            const res = await fetch(`${this.baseUrl}/users/${id}`);
+            return res.json();
+          }
+        }
+
+        export function formatName(user) {
+          return `${user.first} ${user.last}`;
+        }
+        ''',
+    "README.md": "# Sample\n\nA small generated workspace for codesift tests.\n",
+}
+
+
+def write_workspace(root: Path, files: dict[str, str] | None = None, *, git: bool = True) -> Path:
+    """Write a small multi-language workspace under root (a git repo by default)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or SAMPLE_FILES).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return write_workspace(tmp_path / "ws")
