@@ -1,0 +1,683 @@
+"""Exact grep: ripgrep over the files on disk, RE2 over unsaved buffers.
+
+Every matching line comes back inside a passage of ±``context`` lines; matches
+at most ``2 × context`` lines apart in one file share a passage. Nothing is
+scored or filtered away: the only limits are ``max_matches`` and the timeout,
+and hitting either says so in the result.
+
+Both engines are linear-time (ripgrep's Rust regex, Google RE2), so a
+catastrophic pattern such as ``(a+)+$`` costs no more than a plain one. Only a
+pattern RE2 rejects but ripgrep accepts falls back to the ``regex`` package,
+and then under the call's deadline.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Literal
+
+import pathspec
+import re2
+import regex as regex_fallback
+
+from ..errors import ConfigError, QueryError, WorkspaceError
+from ..settings import IndexSettings
+
+logger = logging.getLogger(__name__)
+
+CaseMode = Literal["sensitive", "insensitive", "smart"]
+CharSpan = tuple[int, int]
+
+# Minified sources put a whole bundle on one line. A line longer than this is
+# cut down in passages: context lines to a head, match lines to windows around
+# every match (so no match and no highlight is lost).
+LONG_LINE_CHARS = 1000
+CONTEXT_LINE_KEEP = 200
+MATCH_PAD_CHARS = 80
+ELLIPSIS = "…"
+
+_STDERR_KEEP = 16_000
+_decode_json = json.JSONDecoder().decode
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A run of lines around one or more matches in one file."""
+
+    path: str  # workspace-relative POSIX
+    start_line: int  # 1-based inclusive
+    end_line: int  # 1-based inclusive
+    match_lines: tuple[int, ...]  # 1-based line numbers that matched, ascending
+    text: str  # lines start..end joined with "\n" (no trailing newline)
+    highlights: tuple[CharSpan, ...]  # (start, end) code-point offsets of matches in text
+
+
+@dataclass(frozen=True, slots=True)
+class GrepResult:
+    """What one grep found, ordered by path then line."""
+
+    passages: tuple[Passage, ...]
+    files: int  # unique files with a match
+    matches: int  # matching lines
+    truncated: bool  # stopped early: max_matches reached or timed out
+    reason: str  # why it was truncated ("" when it was not)
+    millis: float
+
+
+@dataclass(slots=True)
+class FileHits:
+    """Lines seen in one file: the text of match and context lines, and match spans."""
+
+    lines: dict[int, str] = field(default_factory=dict)
+    matches: dict[int, list[CharSpan]] = field(default_factory=dict)
+
+
+# ── pure pieces: case, merging, passages, offsets ────────────────────────────
+
+_REGEX_NOT_LITERAL = re.compile(
+    r"\\(?:[pP]\{[^}]*\}|[pP][A-Za-z]|x\{[0-9A-Fa-f]*\}|u\{[0-9A-Fa-f]*\}|.)"  # escapes
+    r"|\(\?P?<[^>]*>"  # group names
+    r"|\(\?[A-Za-z-]+[:)]"  # inline flags such as (?U)
+    r"|\[:\^?[a-z]+:\]",  # POSIX classes
+    re.DOTALL,
+)
+
+
+def is_case_sensitive(pattern: str, *, regex: bool, case: CaseMode) -> bool:
+    """Resolve a case mode; ``smart`` is insensitive unless the pattern has an uppercase letter.
+
+    For a regex only literal characters count: ``\\S``, ``\\p{Lu}`` and group
+    names do not make a pattern case-sensitive.
+    """
+    if case == "sensitive":
+        return True
+    if case == "insensitive":
+        return False
+    literal = _REGEX_NOT_LITERAL.sub("", pattern) if regex else pattern
+    return any(ch.isupper() for ch in literal)
+
+
+def merge_match_lines(match_lines: Iterable[int], context: int) -> list[tuple[int, ...]]:
+    """Group match lines of one file: lines at most ``2 × context`` apart share a passage."""
+    groups: list[list[int]] = []
+    for line in sorted(set(match_lines)):
+        if groups and line - groups[-1][-1] <= 2 * context:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    return [tuple(g) for g in groups]
+
+
+def byte_to_char_span(line: bytes, start: int, end: int) -> CharSpan:
+    """Convert a byte span within a UTF-8 line (as ripgrep reports it) to code points."""
+    if line.isascii():
+        return start, end
+    head = len(line[:start].decode("utf-8", "replace"))
+    return head, head + len(line[start:end].decode("utf-8", "replace"))
+
+
+def elide_long_line(text: str, spans: Sequence[CharSpan]) -> tuple[str, list[CharSpan]]:
+    """Shorten a line past ``LONG_LINE_CHARS``, keeping every match span intact.
+
+    A context line keeps its head; a match line keeps a window of
+    ``MATCH_PAD_CHARS`` around each match, windows joined by an ellipsis.
+    Returns the new text and the spans moved onto it.
+    """
+    if len(text) <= LONG_LINE_CHARS:
+        return text, list(spans)
+    if not spans:
+        return text[:CONTEXT_LINE_KEEP] + ELLIPSIS, []
+    windows: list[list[int]] = []
+    for start, end in sorted(spans):
+        lo, hi = max(0, start - MATCH_PAD_CHARS), min(len(text), end + MATCH_PAD_CHARS)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    pieces: list[str] = []
+    shift: list[tuple[int, int, int]] = []  # (window start, window end, offset in output)
+    out_len = 0
+    for lo, hi in windows:
+        if lo > 0 or pieces:
+            pieces.append(ELLIPSIS)
+            out_len += len(ELLIPSIS)
+        shift.append((lo, hi, out_len))
+        pieces.append(text[lo:hi])
+        out_len += hi - lo
+    if windows[-1][1] < len(text):
+        pieces.append(ELLIPSIS)
+    moved: list[CharSpan] = []
+    for start, end in spans:
+        for lo, hi, at in shift:
+            if lo <= start and end <= hi:
+                moved.append((at + start - lo, at + end - lo))
+                break
+    return "".join(pieces), moved
+
+
+def build_passages(
+    path: str,
+    lines: Mapping[int, str],
+    matches: Mapping[int, Sequence[CharSpan]],
+    context: int,
+) -> list[Passage]:
+    """Build the passages of one file from its match lines and the lines around them.
+
+    ``lines`` maps 1-based line numbers to text without the line terminator and
+    must hold every line of each window that exists; a window ends where the
+    file (``lines``) ends. ``matches`` maps each match line to code-point spans
+    within that line; an empty span list still marks the line as a match.
+    """
+    passages: list[Passage] = []
+    for group in merge_match_lines(matches, context):
+        first, last = group[0], group[-1]
+        start = max(1, first - context)
+        while start < first and start not in lines:
+            start += 1
+        end = last + context
+        while end > last and end not in lines:
+            end -= 1
+        texts: list[str] = []
+        highlights: list[CharSpan] = []
+        offset = 0
+        for number in range(start, end + 1):
+            shown = lines.get(number, "")
+            spans = matches.get(number)
+            if spans:
+                size = len(shown)
+                spans = [(max(0, s), min(size, e)) for s, e in spans if s < e and s < size]
+            if len(shown) > LONG_LINE_CHARS:
+                shown, spans = elide_long_line(shown, spans or ())
+            if spans:
+                highlights.extend((offset + s, offset + e) for s, e in spans)
+            texts.append(shown)
+            offset += len(shown) + 1
+        passages.append(
+            Passage(
+                path=path,
+                start_line=start,
+                end_line=end,
+                match_lines=group,
+                text="\n".join(texts),
+                highlights=tuple(highlights),
+            )
+        )
+    return passages
+
+
+# ── in-memory search (unsaved buffers) ───────────────────────────────────────
+
+
+class TextMatcher:
+    """Finds a pattern line by line in memory, with the same case rules as the rg run.
+
+    Literal, case-sensitive: ``str.find``. Anything else: RE2 (linear time).
+    A regex RE2 rejects (back-references, look-arounds, some Rust-only syntax)
+    falls back to the ``regex`` package, bounded by the time left before
+    ``deadline``. Lines end at "\n"; a trailing "\r" is dropped, as ``--crlf`` does.
+    """
+
+    def __init__(self, pattern: str, *, regex: bool, case_sensitive: bool, deadline: float):
+        self._pattern = pattern
+        self._deadline = deadline
+        self._plain = not regex and case_sensitive
+        self._re2: re2._Regexp | None = None
+        self._slow: regex_fallback.Pattern[str] | None = None
+        if self._plain:
+            return
+        options = re2.Options()
+        options.log_errors = False
+        options.case_sensitive = case_sensitive
+        options.literal = not regex
+        try:
+            self._re2 = re2.compile(pattern, options)
+        except re2.error:
+            flags = 0 if case_sensitive else regex_fallback.IGNORECASE
+            try:
+                self._slow = regex_fallback.compile(pattern, flags)
+            except regex_fallback.error as exc:
+                raise QueryError(
+                    f"regex {pattern!r} works on disk but not in unsaved buffers: {exc}"
+                ) from exc
+            logger.debug("RE2 rejected %r; using the regex package with a deadline", pattern)
+
+    def spans(self, line: str) -> list[CharSpan]:
+        """Non-overlapping match spans in one line (empty list: no match).
+
+        Raises TimeoutError when the fallback engine runs past the deadline.
+        """
+        if self._plain:
+            out: list[CharSpan] = []
+            at = line.find(self._pattern)
+            while at >= 0:
+                out.append((at, at + len(self._pattern)))
+                at = line.find(self._pattern, at + max(1, len(self._pattern)))
+            return out
+        if self._re2 is not None:
+            return [m.span() for m in self._re2.finditer(line)]
+        assert self._slow is not None
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return [m.span() for m in self._slow.finditer(line, timeout=left)]
+
+    def search(self, text: str) -> FileHits:
+        """Search a whole buffer; every line is kept so passages can be built from it."""
+        hits = FileHits()
+        if not text:
+            return hits
+        raw = text.split("\n")
+        if raw[-1] == "":
+            raw.pop()
+        for number, line in enumerate(raw, start=1):
+            line = line.removesuffix("\r")
+            hits.lines[number] = line
+            found = self.spans(line)
+            if found:  # may hold only empty matches (`^`): still a match line
+                hits.matches[number] = found
+        return hits
+
+
+class OverlayFilter:
+    """Decides which overlay paths ripgrep would have searched: globs, .git/, .gitignore.
+
+    Include groups are ANDed (the index's and the call's), each group ORs its globs;
+    .gitignore files nest as git reads them, plus .git/info/exclude.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        include: Sequence[Sequence[str]],
+        exclude: Sequence[str],
+        respect_gitignore: bool,
+    ):
+        self._root = root
+        self._include = [pathspec.GitIgnoreSpec.from_lines(g) for g in include if g]
+        self._exclude = pathspec.GitIgnoreSpec.from_lines(exclude)
+        self._respect_gitignore = respect_gitignore
+        self._ignore_files: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def allows(self, path: str) -> bool:
+        """True when ripgrep would search ``path`` (workspace-relative POSIX) on disk."""
+        parts = path.split("/")
+        if ".git" in parts or self._exclude.match_file(path):
+            return False
+        if any(not spec.match_file(path) for spec in self._include):
+            return False
+        return not (self._respect_gitignore and self._gitignored(parts))
+
+    def _spec(self, file: Path) -> pathspec.GitIgnoreSpec | None:
+        if file not in self._ignore_files:
+            try:
+                lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self._ignore_files[file] = None
+            else:
+                self._ignore_files[file] = pathspec.GitIgnoreSpec.from_lines(lines)
+        return self._ignore_files[file]
+
+    def _gitignored(self, parts: list[str]) -> bool:
+        # (depth of the directory holding the rules, rules), shallow first so
+        # deeper files override; .git/info/exclude sits below the root's own.
+        specs: list[tuple[int, pathspec.GitIgnoreSpec]] = []
+        info = self._spec(self._root / ".git" / "info" / "exclude")
+        if info is not None:
+            specs.append((0, info))
+        for depth in range(len(parts)):
+            spec = self._spec(self._root.joinpath(*parts[:depth], ".gitignore"))
+            if spec is not None:
+                specs.append((depth, spec))
+        for end in range(1, len(parts) + 1):
+            is_dir = end < len(parts)
+            verdict: bool | None = None
+            for depth, spec in specs:
+                if depth >= end:
+                    break
+                sub = "/".join(parts[depth:end]) + ("/" if is_dir else "")
+                result = spec.check_file(sub).include
+                if result is not None:
+                    verdict = result
+            if verdict:
+                return True  # an ignored directory hides everything below it
+        return False
+
+
+def _normalise(path: str) -> str | None:
+    posix = PurePosixPath(path.replace("\\", "/"))
+    if posix.is_absolute() or ".." in posix.parts or str(posix) in ("", "."):
+        return None
+    return str(posix)
+
+
+# ── ripgrep ──────────────────────────────────────────────────────────────────
+
+
+def find_rg() -> str:
+    """The ``rg`` binary: the one installed next to this interpreter, else on PATH."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("rg")
+    if found is None:
+        raise ConfigError("ripgrep (rg) is not installed: pip install ripgrep==14.1.0")
+    return found
+
+
+def rg_arguments(
+    pattern: str,
+    *,
+    regex: bool,
+    case_sensitive: bool,
+    context: int,
+    index_settings: IndexSettings,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    max_matches: int,
+) -> list[str]:
+    """The ripgrep command line (without the binary) for one grep call, run in the root."""
+    args = ["--json", "--no-config", "--hidden", "--no-require-git", "--no-ignore-dot"]
+    args += ["--context", str(context), "--max-count", str(max_matches)]
+    args += ["--case-sensitive" if case_sensitive else "--ignore-case"]
+    # --crlf lets `$` match before "\r\n"; a literal needs no help.
+    args += ["--crlf"] if regex else ["--fixed-strings"]
+    if index_settings.max_file_bytes > 0:
+        args += ["--max-filesize", str(index_settings.max_file_bytes)]
+    if not index_settings.respect_gitignore:
+        args += ["--no-ignore-vcs"]
+    # ripgrep ORs positive globs; the call's include narrows the index's, and
+    # then grep() applies the index's include to the results itself.
+    for glob in include or index_settings.include:
+        args += ["--glob", glob]
+    # The last matching glob wins in ripgrep, so exclusions come after inclusions.
+    for glob in (*index_settings.exclude, *exclude):
+        args += ["--glob", "!" + glob]
+    args += ["--glob", "!.git", "--regexp", pattern, "--", "./"]
+    return args
+
+
+def _query_error(pattern: str, stderr: str) -> QueryError | None:
+    text = stderr.strip()
+    if "regex parse error" in text:
+        detail = next(
+            (ln[len("error:") :].strip() for ln in text.splitlines() if ln.startswith("error:")),
+            text.splitlines()[-1],
+        )
+        return QueryError(f"invalid regex {pattern!r}: {detail}")
+    if "error parsing glob" in text:
+        detail = text.removeprefix("rg: ").removeprefix("error parsing glob ")
+        return QueryError(f"invalid glob {detail}")
+    if 'literal "\\n" is not allowed' in text:
+        return QueryError(f"pattern {pattern!r} spans lines: grep matches within one line")
+    return None
+
+
+def _path_of(data: Mapping[str, object]) -> str:
+    raw = data.get("path")
+    assert isinstance(raw, dict)
+    path = str(raw["text"]) if "text" in raw else os.fsdecode(base64.b64decode(str(raw["bytes"])))
+    return path.removeprefix("./")
+
+
+def _text_of(lines: Mapping[str, str]) -> tuple[str, bytes | None]:
+    """A line's text without its terminator, and its bytes when offsets need converting."""
+    if "text" in lines:
+        text = lines["text"].removesuffix("\n").removesuffix("\r")
+        return text, None if text.isascii() else text.encode("utf-8")
+    body = base64.b64decode(lines["bytes"]).removesuffix(b"\n").removesuffix(b"\r")
+    return body.decode("utf-8", "replace"), body
+
+
+@dataclass(slots=True)
+class _RgRun:
+    files: dict[str, FileHits] = field(default_factory=dict)
+    matches: int = 0
+    truncated: str = ""
+
+
+def _add_file(run: _RgRun, path: str, hits: FileHits, max_matches: int) -> None:
+    """Add one file's hits, keeping at most ``max_matches`` match lines in all."""
+    room = max_matches - run.matches
+    if len(hits.matches) > room:
+        for number in sorted(hits.matches)[room:]:
+            del hits.matches[number]
+        run.truncated = f"stopped at max_matches ({max_matches} matching lines)"
+    if hits.matches:
+        run.files[path] = hits
+        run.matches += len(hits.matches)
+
+
+def _read_stderr(stream: IO[bytes], sink: list[bytes]) -> None:
+    kept = 0
+    for chunk in iter(lambda: stream.read(8192), b""):
+        if kept < _STDERR_KEEP:
+            sink.append(chunk)
+            kept += len(chunk)
+
+
+def _run_rg(
+    root: Path,
+    args: list[str],
+    pattern: str,
+    *,
+    skip: Iterable[str],
+    keep: pathspec.GitIgnoreSpec | None,
+    max_matches: int,
+    timeout_s: float,
+) -> _RgRun:
+    run = _RgRun()
+    skipped = set(skip)
+    try:
+        proc = subprocess.Popen(
+            [find_rg(), *args],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise ConfigError(f"cannot run ripgrep: {exc}") from exc
+    assert proc.stdout is not None and proc.stderr is not None
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    stderr: list[bytes] = []
+    reader = threading.Thread(target=_read_stderr, args=(proc.stderr, stderr), daemon=True)
+    timer.start()
+    reader.start()
+    finished = False
+    current = FileHits()
+    try:
+        for raw in proc.stdout:
+            try:
+                message = _decode_json(raw.decode("utf-8", "replace"))
+            except ValueError:
+                if timed_out.is_set():
+                    break  # killed mid-line
+                raise
+            kind = message.get("type")
+            data = message.get("data", {})
+            if kind == "begin":
+                current = FileHits()
+            elif kind == "context":
+                current.lines[int(data["line_number"])] = _text_of(data["lines"])[0]
+            elif kind == "match":
+                number = int(data["line_number"])
+                text, body = _text_of(data["lines"])
+                current.lines[number] = text
+                current.matches[number] = [
+                    (sm["start"], sm["end"])
+                    if body is None
+                    else byte_to_char_span(body, int(sm["start"]), int(sm["end"]))
+                    for sm in data["submatches"]
+                ]
+            elif kind == "end":
+                path = _path_of(data)
+                if data.get("binary_offset") is not None or not current.matches:
+                    continue  # a binary file: ripgrep stopped at a NUL byte
+                if path in skipped or (keep is not None and not keep.match_file(path)):
+                    continue
+                _add_file(run, path, current, max_matches)
+                if run.truncated:
+                    proc.kill()
+                    break
+            elif kind == "summary":
+                finished = True
+    finally:
+        timer.cancel()
+        proc.stdout.close()
+        code = proc.wait()
+        reader.join(timeout=5)
+    if timed_out.is_set() and not run.truncated:
+        run.truncated = f"timed out after {timeout_s:g} s"
+    message_text = b"".join(stderr).decode("utf-8", "replace")
+    if code == 2 and not finished and not run.truncated:
+        error = _query_error(pattern, message_text)
+        if error is not None:
+            raise error
+        raise WorkspaceError(f"ripgrep failed in {root}: {message_text.strip() or 'exit code 2'}")
+    if code == 2 and message_text:
+        logger.warning("ripgrep reported errors (results kept): %s", message_text.strip()[:2000])
+    return run
+
+
+# ── the engine function ──────────────────────────────────────────────────────
+
+
+def grep(
+    root: Path,
+    pattern: str,
+    *,
+    regex: bool = False,
+    case: CaseMode = "smart",
+    context: int = 10,
+    index_settings: IndexSettings,
+    overlay: Mapping[str, str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    max_matches: int = 10000,
+    timeout_s: float = 10.0,
+) -> GrepResult:
+    """Grep a workspace for a literal (default) or a regex; passages of ±``context`` lines.
+
+    Files on disk are searched by ripgrep with the workspace's ignore rules:
+    .gitignore (also outside a git repository), hidden files but never
+    ``.git/``, ``index_settings`` include / exclude / size limit, the call's
+    ``include`` / ``exclude`` globs; binary files are skipped. ``overlay`` maps
+    workspace-relative paths to unsaved buffer text: those paths are searched
+    in memory instead of on disk (also when they do not exist on disk yet).
+
+    Every match line is returned, ordered by path then line, up to
+    ``max_matches`` matching lines; hitting that or ``timeout_s`` sets
+    ``truncated`` with the reason. Raises QueryError for an empty pattern, an
+    invalid regex or glob, and WorkspaceError when the root is not a directory.
+    """
+    started = time.monotonic()
+    deadline = started + timeout_s
+    if pattern == "":
+        raise QueryError("empty pattern")
+    if context < 0:
+        raise QueryError(f"context must be 0 or more lines; got {context}")
+    if max_matches < 1:
+        raise QueryError(f"max_matches must be at least 1; got {max_matches}")
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace root is not a directory: {root}")
+    sensitive = is_case_sensitive(pattern, regex=regex, case=case)
+
+    buffers: dict[str, str] = {}
+    for key, text in (overlay or {}).items():
+        norm = _normalise(key)
+        if norm is None:
+            logger.warning("ignoring overlay path outside the workspace: %s", key)
+        else:
+            buffers[norm] = text
+
+    both_includes = bool(include) and bool(index_settings.include)
+    args = rg_arguments(
+        pattern,
+        regex=regex,
+        case_sensitive=sensitive,
+        context=context,
+        index_settings=index_settings,
+        include=include,
+        exclude=exclude,
+        max_matches=max_matches,
+    )
+    run = _run_rg(
+        root,
+        args,
+        pattern,
+        skip=buffers,
+        keep=pathspec.GitIgnoreSpec.from_lines(index_settings.include) if both_includes else None,
+        max_matches=max_matches,
+        timeout_s=timeout_s,
+    )
+
+    if buffers and not run.truncated:
+        matcher = TextMatcher(pattern, regex=regex, case_sensitive=sensitive, deadline=deadline)
+        allowed = OverlayFilter(
+            root,
+            include=(index_settings.include, include),
+            exclude=(*index_settings.exclude, *exclude),
+            respect_gitignore=index_settings.respect_gitignore,
+        )
+        try:
+            for path, hits in _overlay_hits(buffers, matcher, allowed, index_settings, deadline):
+                _add_file(run, path, hits, max_matches)
+                if run.truncated:
+                    break
+        except TimeoutError:
+            run.truncated = f"timed out after {timeout_s:g} s"
+
+    passages: list[Passage] = []
+    for path in sorted(run.files):
+        hits = run.files[path]
+        passages.extend(build_passages(path, hits.lines, hits.matches, context))
+    return GrepResult(
+        passages=tuple(passages),
+        files=len(run.files),
+        matches=run.matches,
+        truncated=bool(run.truncated),
+        reason=run.truncated,
+        millis=(time.monotonic() - started) * 1000,
+    )
+
+
+def _overlay_hits(
+    buffers: Mapping[str, str],
+    matcher: TextMatcher,
+    allowed: OverlayFilter,
+    index_settings: IndexSettings,
+    deadline: float,
+) -> Iterator[tuple[str, FileHits]]:
+    """Search unsaved buffers that ripgrep would have searched on disk, by path."""
+    limit = index_settings.max_file_bytes
+    for path in sorted(buffers):
+        text = buffers[path]
+        if not allowed.allows(path) or "\x00" in text:
+            continue  # excluded, or binary like ripgrep would skip it
+        if limit > 0 and len(text.encode("utf-8", "surrogatepass")) > limit:
+            continue
+        if time.monotonic() >= deadline:
+            raise TimeoutError
+        hits = matcher.search(text)
+        if hits.matches:
+            yield path, hits
