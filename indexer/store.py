@@ -124,7 +124,7 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
+def in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
     for i in range(0, len(values), _IN_BATCH):
         part = values[i : i + _IN_BATCH]
         yield f"{column} IN ({', '.join(_sql_str(v) for v in part)})"
@@ -167,7 +167,11 @@ class Store:
         self.uri = uri
         self._storage_options = storage_options
         try:
-            self._db = lancedb.connect(uri, storage_options=storage_options)
+            # Strong consistency: a long-lived reader (the language server) sees
+            # every commit, its own writer's and other processes'.
+            self._db = lancedb.connect(
+                uri, storage_options=storage_options, read_consistency_interval=timedelta(0)
+            )
         except Exception as exc:
             raise StoreError(f"cannot open the index at {uri}: {exc}") from exc
         self._tables: dict[str, lancedb.table.Table] = {}
@@ -180,12 +184,16 @@ class Store:
 
     def table_names(self) -> set[str]:
         try:
-            return set(self._db.table_names(limit=10_000))
+            return set(self._db.list_tables(limit=10_000).tables)
         except Exception as exc:
             raise StoreError(f"cannot list the tables of {self.uri}: {exc}") from exc
 
     def exists(self) -> bool:
         return {FILES, CHUNKS, SYMBOLS, META} <= self.table_names()
+
+    def table(self, name: str) -> lancedb.table.Table:
+        """A table for reading (search). Writes go through the Store's methods."""
+        return self._table(name)
 
     def _table(self, name: str) -> lancedb.table.Table:
         tbl = self._tables.get(name)
@@ -269,7 +277,7 @@ class Store:
         """Chunks still without a vector (optionally only of some paths)."""
         query = self._table(CHUNKS).search().where("vector IS NULL")
         if paths:
-            flt = next(_in_filters("path", list(paths)[:_IN_BATCH]))
+            flt = next(in_filters("path", list(paths)[:_IN_BATCH]))
             query = self._table(CHUNKS).search().where(f"vector IS NULL AND {flt}")
         rows = query.select(["id", "path", "content_hash", "text"]).limit(limit).to_arrow()
         return [
@@ -312,7 +320,7 @@ class Store:
         if tbl.count_rows() == 0:
             return {}
         out: dict[str, Vectors] = {}
-        for flt in _in_filters("content_hash", wanted):
+        for flt in in_filters("content_hash", wanted):
             res = tbl.search().where(flt).select(["content_hash", "vector"]).limit(None).to_arrow()
             if res.num_rows == 0:
                 continue
@@ -357,7 +365,7 @@ class Store:
     def _replace(self, name: str, paths: Sequence[str], data: pa.Table) -> None:
         tbl = self._table(name)
         if len(paths) <= _IN_BATCH:
-            flt = next(_in_filters("path", list(paths)))
+            flt = next(in_filters("path", list(paths)))
             (
                 tbl.merge_insert("id")
                 .when_matched_update_all()
@@ -385,10 +393,10 @@ class Store:
         if not paths:
             return
         try:
-            for flt in _in_filters("path", list(paths)):
+            for flt in in_filters("path", list(paths)):
                 self._table(FILES).delete(flt)
             crash_point("remove")
-            for flt in _in_filters("path", list(paths)):
+            for flt in in_filters("path", list(paths)):
                 self._table(CHUNKS).delete(flt)
                 self._table(SYMBOLS).delete(flt)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -413,7 +421,7 @@ class Store:
         if ("search_text",) not in have:
             chunks.create_index("search_text", config=fts)
         if ("path",) not in have:
-            chunks.create_scalar_index("path", index_type="BTREE")
+            chunks.create_index("path", config=BTree())
         symbols = self._table(SYMBOLS)
         if ("name_lower",) not in {tuple(i.columns) for i in symbols.list_indices()}:
             symbols.create_index("name_lower", config=BTree())

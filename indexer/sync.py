@@ -81,6 +81,7 @@ def writer_lock(index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | 
     os.makedirs(index_uri, exist_ok=True)
     path = os.path.join(index_uri, ".lock")
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    held = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -94,12 +95,14 @@ def writer_lock(index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | 
             if on_wait:
                 on_wait(message + "; waiting for it to finish…")
             fcntl.flock(fd, fcntl.LOCK_EX)
+        held = True
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
+        if held:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
         os.close(fd)  # closing releases the flock
 
 
