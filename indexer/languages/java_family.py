@@ -1,0 +1,101 @@
+"""Java, Kotlin and C#: class-based languages with constructors as their own nodes."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from ..model import SymbolKind
+from .base import Definition, Mapping, Role, Rule, Scope, node_text
+
+
+class JavaMapping(Mapping):
+    """Java types and members; enum constants' bodies hold methods too."""
+
+    rules: ClassVar[dict[str, Rule]] = {
+        "class_declaration": Rule(SymbolKind.CLASS, Role.CLASS),
+        "record_declaration": Rule(SymbolKind.CLASS, Role.CLASS),
+        "interface_declaration": Rule(SymbolKind.INTERFACE, Role.CLASS),
+        "annotation_type_declaration": Rule(SymbolKind.INTERFACE, Role.CLASS),
+        "enum_declaration": Rule(SymbolKind.ENUM, Role.CLASS),
+        "method_declaration": Rule(SymbolKind.METHOD, Role.FUNCTION),
+        "constructor_declaration": Rule(SymbolKind.CONSTRUCTOR, Role.FUNCTION),
+        "compact_constructor_declaration": Rule(SymbolKind.CONSTRUCTOR, Role.FUNCTION),
+    }
+    transparent = frozenset({"ERROR", "enum_body_declarations"})
+
+
+class CSharpMapping(Mapping):
+    """C# types, members and block namespaces (file-scoped ones are symbols only)."""
+
+    rules: ClassVar[dict[str, Rule]] = {
+        "class_declaration": Rule(SymbolKind.CLASS, Role.CLASS),
+        "record_declaration": Rule(SymbolKind.CLASS, Role.CLASS),
+        "record_struct_declaration": Rule(SymbolKind.STRUCT, Role.CLASS),
+        "struct_declaration": Rule(SymbolKind.STRUCT, Role.CLASS),
+        "interface_declaration": Rule(SymbolKind.INTERFACE, Role.CLASS),
+        "enum_declaration": Rule(SymbolKind.ENUM, Role.CLASS),
+        "namespace_declaration": Rule(SymbolKind.NAMESPACE, Role.NAMESPACE),
+        "file_scoped_namespace_declaration": Rule(SymbolKind.NAMESPACE, Role.SYMBOL),
+        "method_declaration": Rule(SymbolKind.METHOD, Role.FUNCTION),
+        "local_function_statement": Rule(SymbolKind.FUNCTION, Role.FUNCTION),
+        "constructor_declaration": Rule(SymbolKind.CONSTRUCTOR, Role.FUNCTION),
+        "destructor_declaration": Rule(SymbolKind.METHOD, Role.FUNCTION),
+        "operator_declaration": Rule(SymbolKind.OPERATOR, Role.FUNCTION),
+        "property_declaration": Rule(SymbolKind.PROPERTY, Role.SYMBOL),
+        "delegate_declaration": Rule(SymbolKind.FUNCTION, Role.SYMBOL),
+        "event_declaration": Rule(SymbolKind.EVENT, Role.SYMBOL),
+    }
+
+
+_KOTLIN_NAMES = ("type_identifier", "simple_identifier")
+
+
+class KotlinMapping(Mapping):
+    """Kotlin's grammar has few fields: names and bodies are found by node type."""
+
+    def definitions(self, node: Node, scope: Scope) -> list[Definition]:
+        """Classes (by keyword), objects, companions, functions, secondary constructors."""
+        t = node.type
+        if t in ("class_declaration", "object_declaration", "companion_object"):
+            name_node = _child(node, _KOTLIN_NAMES)
+            body = _child(node, ("class_body", "enum_class_body"))
+            kind = SymbolKind.CLASS
+            for child in node.children:
+                if child.type == "interface":
+                    kind = SymbolKind.INTERFACE
+                elif child.type == "enum":
+                    kind = SymbolKind.ENUM
+            name = node_text(name_node)
+            if t == "companion_object" and name_node is None:
+                name, name_node = "Companion", node.child(0)  # the `companion` keyword
+            return [Definition(node, node, name, name_node, kind, Role.CLASS, body)]
+        if t == "function_declaration":
+            name_node = _child(node, ("simple_identifier",))
+            kind = SymbolKind.METHOD if scope.in_class else SymbolKind.FUNCTION
+            body = _child(node, ("function_body",))
+            return [
+                Definition(node, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)
+            ]
+        if t == "secondary_constructor":
+            keyword = node.child(0)
+            return [
+                Definition(
+                    node,
+                    node,
+                    "constructor",
+                    keyword,
+                    SymbolKind.CONSTRUCTOR,
+                    Role.FUNCTION,
+                    _child(node, ("statements", "block")),
+                )
+            ]
+        return []
+
+
+def _child(node: Node, types: tuple[str, ...]) -> Node | None:
+    for child in node.named_children:
+        if child.type in types:
+            return child
+    return None

@@ -1,0 +1,562 @@
+"""Per-language definitions: symbols, qualified names, kinds and chunks from real grammars."""
+
+from __future__ import annotations
+
+import pytest
+from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind
+from codesift.indexer.parse import parse_file
+from codesift.indexer.settings import ChunkSettings
+
+# min_lines=1: nothing is tiny, so every definition keeps a chunk of its own.
+NO_MERGE = ChunkSettings(min_lines=1)
+
+# One snippet per language: a class with a method, and a function (or a second type).
+SNIPPETS: dict[str, str] = {
+    "python": '''\
+import os
+
+
+class Greeter(Base):
+    """Says hello."""
+
+    def greet(self, name):
+        return f"hi {name}"
+
+
+def main():
+    Greeter().greet("x")
+''',
+    "javascript": """\
+import x from "y";
+
+class Greeter extends Base {
+  greet(name) {
+    return `hi ${name}`;
+  }
+}
+
+function main() {
+  new Greeter().greet("x");
+}
+""",
+    "typescript": """\
+import x from "y";
+
+export class Greeter implements Base {
+  greet(name: string): string {
+    return `hi ${name}`;
+  }
+}
+
+export function main(): void {
+  new Greeter().greet("x");
+}
+""",
+    "tsx": """\
+import React from "react";
+
+class Greeter extends React.Component {
+  render() {
+    return <div>hi</div>;
+  }
+}
+
+function main() {
+  return <Greeter />;
+}
+""",
+    "go": """\
+package main
+
+type Greeter struct {
+	name string
+}
+
+func (g *Greeter) Greet(name string) string {
+	return "hi " + name
+}
+
+func main() {
+	println("x")
+}
+""",
+    "rust": """\
+use std::fmt;
+
+struct Greeter {
+    name: String,
+}
+
+impl Greeter {
+    fn greet(&self, name: &str) -> String {
+        format!("hi {}", name)
+    }
+}
+
+fn main() {
+    println!("x");
+}
+""",
+    "java": """\
+package demo;
+
+public class Greeter extends Base {
+    public String greet(String name) {
+        return "hi " + name;
+    }
+}
+
+interface Main {
+    void main();
+}
+""",
+    "c": """\
+#include <stdio.h>
+
+struct greeter {
+    int n;
+};
+
+static int greet(struct greeter *g) {
+    return g->n;
+}
+
+int main(void) {
+    return 0;
+}
+""",
+    "cpp": """\
+#include <string>
+
+class Greeter {
+public:
+    std::string greet(const std::string &name) {
+        return "hi " + name;
+    }
+};
+
+int main() {
+    return 0;
+}
+""",
+    "csharp": """\
+using System;
+
+public class Greeter : Base {
+    public string Greet(string name) {
+        return "hi " + name;
+    }
+}
+
+static class Program {
+    static void Main() { }
+}
+""",
+    "swift": """\
+import Foundation
+
+class Greeter: Base {
+    func greet(name: String) -> String {
+        return "hi " + name
+    }
+}
+
+func main() {
+    print("x")
+}
+""",
+    "kotlin": """\
+package demo
+
+class Greeter : Base() {
+    fun greet(name: String): String {
+        return "hi " + name
+    }
+}
+
+fun main() {
+    println("x")
+}
+""",
+    "ruby": """\
+require "set"
+
+class Greeter < Base
+  def greet(name)
+    "hi #{name}"
+  end
+end
+
+def main
+  Greeter.new.greet("x")
+end
+""",
+    "php": """\
+<?php
+
+class Greeter extends Base {
+    public function greet($name) {
+        return "hi " . $name;
+    }
+}
+
+function main() {
+    echo "x";
+}
+""",
+}
+
+# (chunk kind, start, end, symbol), (qualified name, symbol kind, container)
+EXPECTED: dict[str, tuple[list[tuple[str, int, int, str]], list[tuple[str, str, str]]]] = {
+    "python": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 4, 8, "Greeter"), ("FUNCTION", 11, 12, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "javascript": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "typescript": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "tsx": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.render", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "go": (
+        [
+            ("BLOCK", 1, 1, ""),
+            ("CLASS", 3, 5, "Greeter"),
+            ("METHOD", 7, 9, "Greeter.Greet"),
+            ("FUNCTION", 11, 13, "main"),
+        ],
+        [
+            ("Greeter", "STRUCT", ""),
+            ("Greeter.Greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "rust": (
+        [
+            ("BLOCK", 1, 1, ""),
+            ("CLASS", 3, 5, "Greeter"),
+            ("CLASS", 7, 11, "Greeter"),
+            ("FUNCTION", 13, 15, "main"),
+        ],
+        [
+            ("Greeter", "STRUCT", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "java": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("CLASS", 9, 11, "Main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("Main", "INTERFACE", ""),
+            ("Main.main", "METHOD", "Main"),
+        ],
+    ),
+    "c": (
+        [
+            ("BLOCK", 1, 1, ""),
+            ("CLASS", 3, 5, "greeter"),
+            ("FUNCTION", 7, 9, "greet"),
+            ("FUNCTION", 11, 13, "main"),
+        ],
+        [("greeter", "STRUCT", ""), ("greet", "FUNCTION", ""), ("main", "FUNCTION", "")],
+    ),
+    "cpp": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 8, "Greeter"), ("FUNCTION", 10, 12, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "csharp": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("CLASS", 9, 11, "Program")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.Greet", "METHOD", "Greeter"),
+            ("Program", "CLASS", ""),
+            ("Program.Main", "METHOD", "Program"),
+        ],
+    ),
+    "swift": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "kotlin": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "ruby": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+    "php": (
+        [("BLOCK", 1, 1, ""), ("CLASS", 3, 7, "Greeter"), ("FUNCTION", 9, 11, "main")],
+        [
+            ("Greeter", "CLASS", ""),
+            ("Greeter.greet", "METHOD", "Greeter"),
+            ("main", "FUNCTION", ""),
+        ],
+    ),
+}
+
+
+def parse(language: str, source: str, settings: ChunkSettings = NO_MERGE) -> ParseResult:
+    return parse_file("src/file", source, language, project="demo", settings=settings)
+
+
+def text_at(source: str, line: int, start: int, end: int) -> str:
+    return source.split("\n")[line - 1][start:end]
+
+
+@pytest.mark.parametrize("language", sorted(SNIPPETS))
+def test_class_method_and_function_give_symbols_and_chunks(language: str) -> None:
+    source = SNIPPETS[language]
+    result = parse(language, source)
+    want_chunks, want_symbols = EXPECTED[language]
+
+    assert not result.had_errors
+    assert [(c.kind.name, c.start_line, c.end_line, c.symbol) for c in result.chunks] == want_chunks
+    assert [(s.qualified_name, s.kind.name, s.container) for s in result.symbols] == want_symbols
+    by_id = {c.id: c for c in result.chunks}
+    for symbol in result.symbols:
+        sel = symbol.selection_range
+        assert sel.start.line == sel.end.line
+        assert text_at(source, sel.start.line, sel.start.column, sel.end.column) == symbol.name
+        assert symbol.qualified_name.endswith(symbol.name)
+        assert symbol.range.start.line <= sel.start.line <= symbol.range.end.line
+        holder = by_id[symbol.chunk_id]
+        assert holder.start_line <= sel.start.line <= holder.end_line
+        assert symbol.path == "src/file" and symbol.language == language
+
+
+def symbols_of(result: ParseResult) -> dict[str, tuple[SymbolKind, str]]:
+    return {s.qualified_name: (s.kind, s.container) for s in result.symbols}
+
+
+def test_go_method_is_qualified_by_its_receiver_type() -> None:
+    result = parse(
+        "go",
+        "package m\n\nfunc (s *Server[T]) Start() {}\n\ntype Store interface {\n\tGet() int\n}\n",
+    )
+    assert symbols_of(result) == {
+        "Server.Start": (SymbolKind.METHOD, "Server"),
+        "Store": (SymbolKind.INTERFACE, ""),
+        "Store.Get": (SymbolKind.METHOD, "Store"),
+    }
+    assert result.chunks[1].kind is ChunkKind.METHOD
+
+
+def test_rust_impl_and_trait_qualify_their_functions() -> None:
+    source = (
+        "trait Shape {\n    fn area(&self) -> f64;\n}\n\n"
+        "impl Shape for Point<T> {\n    fn area(&self) -> f64 { 0.0 }\n}\n\n"
+        "mod geo {\n    pub fn dist() {}\n}\n"
+    )
+    assert symbols_of(parse("rust", source)) == {
+        "Shape": (SymbolKind.INTERFACE, ""),
+        "Shape.area": (SymbolKind.METHOD, "Shape"),
+        "Point.area": (SymbolKind.METHOD, "Point"),
+        "geo": (SymbolKind.MODULE, ""),
+        "geo.dist": (SymbolKind.FUNCTION, "geo"),
+    }
+
+
+def test_cpp_out_of_line_members_and_namespaces() -> None:
+    source = (
+        "namespace ns {\nclass Widget {\npublic:\n    Widget();\n    void draw();\n};\n}\n\n"
+        "void ns::Widget::draw() {\n}\n\nns::Widget::Widget() {}\n\n"
+        "template <typename T> T twice(T x) { return x + x; }\n"
+    )
+    assert symbols_of(parse("cpp", source)) == {
+        "ns": (SymbolKind.NAMESPACE, ""),
+        "ns.Widget": (SymbolKind.CLASS, "ns"),
+        "ns.Widget.Widget": (SymbolKind.CONSTRUCTOR, "ns.Widget"),
+        "ns.Widget.draw": (SymbolKind.METHOD, "ns.Widget"),
+        "twice": (SymbolKind.FUNCTION, ""),
+    }
+
+
+def test_c_typedef_struct_takes_the_typedef_name_and_header_guards_are_seen_through() -> None:
+    source = (
+        "#ifndef FOO_H\n#define FOO_H\ntypedef struct {\n    int x;\n} Foo;\n"
+        "enum color { RED };\nint make(Foo *f) {\n    return f->x;\n}\n#endif\n"
+    )
+    assert symbols_of(parse("c", source)) == {
+        "Foo": (SymbolKind.STRUCT, ""),
+        "color": (SymbolKind.ENUM, ""),
+        "make": (SymbolKind.FUNCTION, ""),
+    }
+
+
+def test_csharp_namespace_qualifies_types_and_constructors_are_constructors() -> None:
+    source = (
+        "namespace App.Core {\n    public class User {\n        public User() {}\n"
+        "        public string Name { get; set; }\n    }\n    interface IUser { }\n}\n"
+    )
+    assert symbols_of(parse("csharp", source)) == {
+        "App.Core": (SymbolKind.NAMESPACE, ""),
+        "App.Core.User": (SymbolKind.CLASS, "App.Core"),
+        "App.Core.User.User": (SymbolKind.CONSTRUCTOR, "App.Core.User"),
+        "App.Core.User.Name": (SymbolKind.PROPERTY, "App.Core.User"),
+        "App.Core.IUser": (SymbolKind.INTERFACE, "App.Core"),
+    }
+
+
+def test_typescript_arrow_functions_interfaces_enums_and_namespaces() -> None:
+    source = (
+        "export const handler = async (req: Req) => {\n  return 1;\n};\n"
+        "export interface Shape {\n  area(): number;\n}\n"
+        "enum Color { Red }\nconst LIMIT = 3;\nnamespace NS {\n  export function inner() {}\n}\n"
+        "class A {\n  constructor() {}\n}\n"
+    )
+    assert symbols_of(parse("typescript", source)) == {
+        "handler": (SymbolKind.FUNCTION, ""),
+        "Shape": (SymbolKind.INTERFACE, ""),
+        "Shape.area": (SymbolKind.METHOD, "Shape"),
+        "Color": (SymbolKind.ENUM, ""),
+        "LIMIT": (SymbolKind.CONSTANT, ""),
+        "NS": (SymbolKind.NAMESPACE, ""),
+        "NS.inner": (SymbolKind.FUNCTION, "NS"),
+        "A": (SymbolKind.CLASS, ""),
+        "A.constructor": (SymbolKind.CONSTRUCTOR, "A"),
+    }
+
+
+def test_swift_struct_protocol_extension_and_init() -> None:
+    source = (
+        "protocol Shape {\n    func area() -> Double\n}\n"
+        "struct Circle: Shape {\n    init(r: Double) {}\n    func area() -> Double { 1 }\n}\n"
+        "extension Circle {\n    func grow() {}\n}\nenum Dir { case up }\n"
+    )
+    assert symbols_of(parse("swift", source)) == {
+        "Shape": (SymbolKind.INTERFACE, ""),
+        "Shape.area": (SymbolKind.METHOD, "Shape"),
+        "Circle": (SymbolKind.STRUCT, ""),
+        "Circle.init": (SymbolKind.CONSTRUCTOR, "Circle"),
+        "Circle.area": (SymbolKind.METHOD, "Circle"),
+        "Circle.grow": (SymbolKind.METHOD, "Circle"),
+        "Dir": (SymbolKind.ENUM, ""),
+    }
+
+
+def test_kotlin_interface_object_and_enum_class() -> None:
+    source = (
+        "interface Shape { fun area(): Double }\nobject Registry {\n    fun add() {}\n}\n"
+        "enum class Dir { UP }\n"
+    )
+    assert symbols_of(parse("kotlin", source)) == {
+        "Shape": (SymbolKind.INTERFACE, ""),
+        "Shape.area": (SymbolKind.METHOD, "Shape"),
+        "Registry": (SymbolKind.CLASS, ""),
+        "Registry.add": (SymbolKind.METHOD, "Registry"),
+        "Dir": (SymbolKind.ENUM, ""),
+    }
+
+
+def test_ruby_module_nesting_and_initialize() -> None:
+    source = (
+        "module Outer\n  class Inner\n    def initialize(x)\n      @x = x\n    end\n\n"
+        "    def self.build\n    end\n  end\nend\n"
+    )
+    assert symbols_of(parse("ruby", source)) == {
+        "Outer": (SymbolKind.MODULE, ""),
+        "Outer.Inner": (SymbolKind.CLASS, "Outer"),
+        "Outer.Inner.initialize": (SymbolKind.CONSTRUCTOR, "Outer.Inner"),
+        "Outer.Inner.build": (SymbolKind.METHOD, "Outer.Inner"),
+    }
+
+
+def test_php_interface_trait_and_constructor() -> None:
+    source = (
+        "<?php\nnamespace App;\ninterface Repo { public function find($id); }\n"
+        "trait Loggable { function log() {} }\n"
+        "class User {\n    public function __construct() {}\n}\n"
+    )
+    assert symbols_of(parse("php", source)) == {
+        "App": (SymbolKind.NAMESPACE, ""),
+        "Repo": (SymbolKind.INTERFACE, ""),
+        "Repo.find": (SymbolKind.METHOD, "Repo"),
+        "Loggable": (SymbolKind.INTERFACE, ""),
+        "Loggable.log": (SymbolKind.METHOD, "Loggable"),
+        "User": (SymbolKind.CLASS, ""),
+        "User.__construct": (SymbolKind.CONSTRUCTOR, "User"),
+    }
+
+
+def test_java_nested_types_enum_methods_and_constructor() -> None:
+    source = (
+        "class Outer {\n    Outer() {}\n    static class Inner {\n        void run() {}\n    }\n"
+        "    enum Mode {\n        A;\n        void flip() {}\n    }\n}\n"
+    )
+    assert symbols_of(parse("java", source)) == {
+        "Outer": (SymbolKind.CLASS, ""),
+        "Outer.Outer": (SymbolKind.CONSTRUCTOR, "Outer"),
+        "Outer.Inner": (SymbolKind.CLASS, "Outer"),
+        "Outer.Inner.run": (SymbolKind.METHOD, "Outer.Inner"),
+        "Outer.Mode": (SymbolKind.ENUM, "Outer"),
+        "Outer.Mode.flip": (SymbolKind.METHOD, "Outer.Mode"),
+    }
+
+
+def test_python_decorators_are_in_the_range_and_module_names_are_variables() -> None:
+    source = (
+        "MAX = 3\nlimit = 4\n\n\n@dataclass\nclass Point:\n    def __init__(self):\n"
+        "        pass\n\n    @property\n    def norm(self):\n        return 0\n"
+    )
+    result = parse("python", source)
+    assert symbols_of(result) == {
+        "MAX": (SymbolKind.CONSTANT, ""),
+        "limit": (SymbolKind.VARIABLE, ""),
+        "Point": (SymbolKind.CLASS, ""),
+        "Point.__init__": (SymbolKind.CONSTRUCTOR, "Point"),
+        "Point.norm": (SymbolKind.METHOD, "Point"),
+    }
+    point = next(s for s in result.symbols if s.name == "Point")
+    norm = next(s for s in result.symbols if s.name == "norm")
+    assert (point.range.start.line, point.selection_range.start.line) == (5, 6)
+    assert (norm.range.start.line, norm.range.start.column) == (10, 4)
+    assert (norm.selection_range.start.line, norm.selection_range.start.column) == (11, 8)
+
+
+def test_generic_grammars_find_functions_by_node_type_names() -> None:
+    lua = parse("lua", "local M = {}\n\nfunction M.greet(name)\n  return name\nend\n\nreturn M\n")
+    assert [s.qualified_name for s in lua.symbols] == ["M.greet"]
+    assert [c.kind for c in lua.chunks] == [ChunkKind.BLOCK, ChunkKind.FUNCTION, ChunkKind.BLOCK]
+    bash = parse("bash", "#!/bin/bash\nset -e\n\ngreet() {\n  echo hi\n}\n\ngreet\n")
+    assert [(s.name, s.kind) for s in bash.symbols] == [("greet", SymbolKind.FUNCTION)]
