@@ -1,0 +1,374 @@
+"""The search every face calls: grep + BM25 + vector in parallel, fused by weighted RRF.
+
+Single modes (``bm25``, ``vector``, ``grep``) go through the same function so
+they share filters, hit building and the report.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from ..embed import Embedder
+from ..errors import CodesiftError, QueryError
+from ..model import Chunk, ChunkKind, FileStatus
+from ..settings import Settings
+from ..store import CHUNKS, FILES, Store, in_filters
+from . import grep as grep_mod
+from .filters import and_where, filters_sql, path_allowed
+from .fusion import rrf
+from .keyword import STOP_WORDS, bm25, extract_keywords, query_terms, sanitize
+from .results import MatchType, SearchHit, SearchReport, SearchRequest, SearchResult, Source
+from .semantic import vector_search
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="codesift-search")
+_CHUNK_COLUMNS = [
+    "id",
+    "path",
+    "project",
+    "language",
+    "kind",
+    "symbol",
+    "start_line",
+    "end_line",
+    "text",
+    "search_text",
+    "content_hash",
+]
+
+
+def _keywords(request: SearchRequest) -> str:
+    given = (request.exact_keywords or "").strip()
+    if not given or given == request.query.strip():
+        return extract_keywords(request.query)
+    return given
+
+
+def _weights(request: SearchRequest, settings: Settings) -> dict[Source, float]:
+    s = settings.search
+    semantic = s.semantic_weight if request.semantic_weight is None else request.semantic_weight
+    if request.keyword_weight is not None:
+        keyword = request.keyword_weight
+    elif request.semantic_weight is not None and request.semantic_weight <= 1.0:
+        keyword = 1.0 - request.semantic_weight  # raising one lowers the other
+    else:
+        keyword = s.keyword_weight
+    grep_w = s.grep_weight if request.grep_weight is None else request.grep_weight
+    if min(semantic, keyword, grep_w) < 0:
+        raise QueryError("search weights must not be negative")
+    return {Source.SEMANTIC: semantic, Source.BM25: keyword, Source.GREP: grep_w}
+
+
+def grep_pattern(keywords: str) -> str:
+    """An alternation of the keywords' identifiers, escaped: what hybrid greps for."""
+    words = [w for w in dict.fromkeys(keywords.split()) if sanitize(w)]
+    return "|".join(re.escape(w.strip("()[]{}\"'`,;:")) for w in words if w.strip("()[]{}\"'`,;:"))
+
+
+def _timed(fn: Callable[[], T], millis: dict[str, float], name: str) -> T:
+    t = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        millis[name] = round((time.perf_counter() - t) * 1000, 2)
+
+
+def search(
+    store: Store,
+    request: SearchRequest,
+    settings: Settings,
+    *,
+    root: Path,
+    embedder: Embedder | None = None,
+    overlay: Mapping[str, str] | None = None,
+) -> SearchResult:
+    """Run one search and return hits (best first, score in [0, 1]) plus a report.
+
+    The report says which sources answered, how many results each gave, what a
+    threshold dropped and whether the index was incomplete — an empty answer
+    always carries its reason.
+    """
+    started = time.perf_counter()
+    s = settings.search
+    limit = request.limit or s.limit
+    if limit <= 0:
+        raise QueryError("limit must be positive")
+    fetch = limit * max(1, s.overfetch)
+    where = filters_sql(request.filters)
+    keywords = _keywords(request)
+    semantic_query = (request.semantic_query or request.query).strip()
+    notes: list[str] = []
+    millis: dict[str, float] = {}
+    mode = request.mode
+    want_grep = mode in ("hybrid", "grep")
+    want_bm25 = mode in ("hybrid", "bm25")
+    want_vec = mode in ("hybrid", "vector")
+    if not (keywords.strip() or semantic_query):
+        raise QueryError("empty query")
+
+    threshold = s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
+    min_sim = s.min_similarity if request.min_similarity is None else request.min_similarity
+    futures: dict[Source, Future[list[str]]] = {}
+    dropped = [0]
+    if want_vec and embedder is not None:
+        meta = store.read_meta()
+        if meta is not None and meta.model_id != embedder.model_id:
+            notes.append(
+                f"semantic search skipped: the index holds {meta.model_id} vectors but the settings "
+                f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
+            )
+            embedder = None
+    if want_vec:
+        if embedder is None:
+            if not notes:
+                notes.append("semantic search unavailable: no embedding model loaded")
+        else:
+            emb = embedder
+
+            def run_vec() -> list[str]:
+                qv = emb.embed_query(semantic_query)
+                res = vector_search(
+                    store, qv, fetch, threshold=threshold, min_similarity=min_sim, where=where
+                )
+                dropped[0] = res.dropped
+                sims.update({h.chunk_id: h.similarity for h in res.hits})
+                return [h.chunk_id for h in res.hits]
+
+            sims: dict[str, float] = {}
+            futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, millis, "semantic")
+    bm25_scores: dict[str, float] = {}
+    if want_bm25:
+
+        def run_bm25() -> list[str]:
+            hits = bm25(store, keywords, fetch, where)
+            bm25_scores.update({h.chunk_id: h.score for h in hits})
+            return [h.chunk_id for h in hits]
+
+        futures[Source.BM25] = _POOL.submit(_timed, run_bm25, millis, "bm25")
+    if want_grep:
+        futures[Source.GREP] = _POOL.submit(
+            _timed,
+            lambda: _grep_chunks(store, root, keywords, request, settings, overlay, fetch, where),
+            millis,
+            "grep",
+        )
+
+    rankings: dict[Source, list[str]] = {}
+    for source, fut in futures.items():
+        try:
+            rankings[source] = fut.result()
+        except QueryError:
+            raise
+        except CodesiftError as exc:
+            notes.append(f"{source} search failed: {exc}")
+            rankings[source] = []
+    if want_bm25 and not sanitize(keywords):
+        notes.append("the query has no searchable words for BM25 (only syntax characters)")
+
+    weights = _weights(request, settings)
+    if mode == "hybrid":
+        fused = rrf(rankings, weights, s.rrf_k)
+        ranked = [(f.key, f.score, f.sources) for f in fused[:limit]]
+    else:
+        only = {"bm25": Source.BM25, "vector": Source.SEMANTIC, "grep": Source.GREP}[mode]
+        keys = rankings.get(only, [])[:limit]
+        if only is Source.SEMANTIC:
+            ranked = [(k, max(0.0, min(1.0, sims.get(k, 0.0))), (only,)) for k in keys]
+        elif only is Source.BM25 and keys:
+            top = max(bm25_scores.values()) or 1.0
+            ranked = [(k, bm25_scores[k] / top, (only,)) for k in keys]
+        else:
+            n = len(keys)
+            ranked = [(k, 1.0 - i / max(n, 1) * 0.5, (only,)) for i, k in enumerate(keys)]
+
+    chunks = _load_chunks(store, [k for k, _, _ in ranked])
+    stale = _stale_paths(store, root, {c.path for c in chunks.values()})
+    terms = _highlight_terms(keywords, semantic_query)
+    match_type = {
+        "hybrid": MatchType.HYBRID,
+        "bm25": MatchType.BM25,
+        "vector": MatchType.SEMANTIC,
+        "grep": MatchType.GREP,
+    }[mode]
+    hits = tuple(
+        SearchHit(
+            chunk=chunks[k],
+            score=round(score, 6),
+            match_type=match_type,
+            sources=tuple(sorted(srcs, key=list(Source).index)),
+            highlights=highlight_spans(chunks[k].text, terms),
+            stale=chunks[k].path in stale,
+        )
+        for k, score, srcs in ranked
+        if k in chunks
+    )
+    notes.extend(_completeness_notes(store, want_vec))
+    if dropped[0]:
+        notes.append(
+            f"{dropped[0]} vector results dropped by the thresholds (cosine distance ≥ "
+            f"{threshold} or similarity < {min_sim})"
+        )
+    if not hits:
+        notes.append(_why_empty(request, rankings, keywords))
+    millis["total"] = round((time.perf_counter() - started) * 1000, 2)
+    report = SearchReport(
+        chars=sum(len(h.chunk.text) for h in hits),
+        unique_files=len({h.chunk.path for h in hits}),
+        chunks=len(hits),
+        per_source={str(src): len(keys) for src, keys in rankings.items()},
+        millis=millis,
+        notes=tuple(notes),
+        dropped_by_threshold=dropped[0],
+        keywords=keywords,
+    )
+    return SearchResult(hits, report)
+
+
+def _grep_chunks(
+    store: Store,
+    root: Path,
+    keywords: str,
+    request: SearchRequest,
+    settings: Settings,
+    overlay: Mapping[str, str] | None,
+    limit: int,
+    where: str | None,
+) -> list[str]:
+    """Chunks holding exact keyword matches, ranked by BM25 (whole-index statistics),
+    then in file and line order. No match is dropped for want of a BM25 score."""
+    pattern = grep_pattern(keywords)
+    if not pattern:
+        return []
+    result = grep_mod.grep(
+        root,
+        pattern,
+        regex=True,
+        case="smart",
+        context=0,
+        index_settings=settings.index,
+        overlay=overlay,
+        include=request.filters.include,
+        exclude=request.filters.exclude,
+        max_matches=2000,
+        timeout_s=settings.search.grep_timeout_s,
+    )
+    lines: dict[str, set[int]] = {}
+    for p in result.passages:
+        if path_allowed(p.path, request.filters):
+            lines.setdefault(p.path, set()).update(p.match_lines)
+    if not lines:
+        return []
+    ordered: list[str] = []
+    for flt in in_filters("path", sorted(lines)):
+        rows = (
+            store.table(CHUNKS)
+            .search()
+            .where(and_where(flt, where) or flt)
+            .select(["id", "path", "start_line", "end_line"])
+            .limit(None)
+            .to_arrow()
+            .to_pylist()
+        )
+        rows.sort(key=lambda r: (r["path"], r["start_line"]))
+        for r in rows:
+            if any(r["start_line"] <= n <= r["end_line"] for n in lines[r["path"]]):
+                ordered.append(str(r["id"]))
+    ordered = list(dict.fromkeys(ordered))
+    if len(ordered) > 1:
+        id_filter = next(in_filters("id", ordered[:500]))
+        ranked = [h.chunk_id for h in bm25(store, keywords, len(ordered), id_filter)]
+        ordered = list(dict.fromkeys([*ranked, *ordered]))
+    return ordered[:limit] if limit else ordered
+
+
+def _load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
+    out: dict[str, Chunk] = {}
+    for flt in in_filters("id", list(ids)):
+        rows = store.table(CHUNKS).search().where(flt).select(_CHUNK_COLUMNS).limit(None).to_arrow()
+        for r in rows.to_pylist():
+            out[r["id"]] = Chunk(
+                id=r["id"],
+                path=r["path"],
+                project=r["project"] or "",
+                language=r["language"] or "",
+                kind=ChunkKind(r["kind"]),
+                symbol=r["symbol"] or "",
+                start_line=int(r["start_line"]),
+                end_line=int(r["end_line"]),
+                text=r["text"],
+                search_text=r["search_text"] or "",
+                content_hash=r["content_hash"],
+            )
+    return out
+
+
+def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
+    """Paths whose file on disk differs (size or mtime) from what was indexed."""
+    if not paths:
+        return set()
+    stale: set[str] = set()
+    known: dict[str, tuple[int, int]] = {}
+    for flt in in_filters("path", sorted(paths)):
+        rows = store.table(FILES).search().where(flt).select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
+        for r in rows.to_pylist():
+            known[r["path"]] = (int(r["size"]), int(r["mtime_ns"]))
+    for p in paths:
+        try:
+            st = os.stat(root / p)
+        except OSError:
+            stale.add(p)
+            continue
+        if known.get(p) != (st.st_size, st.st_mtime_ns):
+            stale.add(p)
+    return stale
+
+
+def _highlight_terms(keywords: str, semantic_query: str) -> list[str]:
+    terms = [t for t in query_terms(keywords) if len(t) > 1]
+    terms += [t for t in query_terms(semantic_query) if len(t) > 2 and t not in STOP_WORDS]
+    return sorted(dict.fromkeys(terms), key=len, reverse=True)
+
+
+def highlight_spans(text: str, terms: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """Character offsets of each term's occurrences in text (case-insensitive, merged)."""
+    if not terms:
+        return ()
+    rx = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    spans: list[tuple[int, int]] = []
+    for m in rx.finditer(text):
+        if spans and m.start() <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], m.end()))
+        else:
+            spans.append((m.start(), m.end()))
+    return tuple(spans)
+
+
+def _completeness_notes(store: Store, want_vec: bool) -> list[str]:
+    notes: list[str] = []
+    if want_vec:
+        pending = store.count(CHUNKS, "vector IS NULL")
+        if pending:
+            total = store.count(CHUNKS)
+            notes.append(
+                f"index incomplete: {pending} of {total} chunks have no vector yet, "
+                "so semantic results are partial (run `codesift index` to finish)"
+            )
+    skipped = store.count(FILES, f"status = '{FileStatus.SKIPPED}'")
+    if skipped:
+        notes.append(f"{skipped} files are not indexed (see `codesift status` for each reason)")
+    return notes
+
+
+def _why_empty(request: SearchRequest, rankings: Mapping[Source, list[str]], keywords: str) -> str:
+    asked = ", ".join(f"{src}: {len(keys)}" for src, keys in rankings.items()) or "no source ran"
+    filt = "" if request.filters.is_empty() else " with the given filters"
+    return f"no results for {request.query!r}{filt} (keywords {keywords!r}; {asked})"

@@ -1,0 +1,91 @@
+"""BM25 over LanceDB's native full-text index.
+
+Two columns are searched: ``text`` (raw tokens, so ``validateCredentials`` finds
+itself) and ``search_text`` (identifiers split, so "validate credentials" finds
+it). LanceDB scores with k1 = 1.2, b = 0.75 over the statistics of the whole
+index; a pre-filter narrows the candidates, never the statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lancedb.query import BooleanQuery, MatchQuery, Occur
+
+from ..store import CHUNKS, Store
+from ..text import split_identifier
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# Identifiers worth an exact grep: snake_case, camelCase, dotted or called.
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+STOP_WORDS = frozenset(
+    """a an the and or but if then else of to in on at by for from with without into onto over under
+    is are was were be been being do does did doing done have has had having can could should would
+    will shall may might must how what where when which who whom whose why this that these those there
+    here it its we our you your they their them he she his her i me my find show get give list all any
+    some code function functions method methods class classes file files use used using uses where's
+    does not no yes""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    chunk_id: str
+    score: float  # raw BM25
+
+
+def sanitize(query: str) -> str:
+    """The query's words, with FTS syntax (quotes, parens, operators) removed."""
+    return " ".join(m.group(0) for m in _TOKEN.finditer(query))
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-case terms a query contributes: words and the parts of its identifiers."""
+    terms: list[str] = []
+    for m in _TOKEN.finditer(query):
+        word = m.group(0)
+        parts = split_identifier(word)
+        for t in [word.lower(), *parts] if len(parts) > 1 else parts:
+            if t not in terms:
+                terms.append(t)
+    return terms
+
+
+def extract_keywords(query: str) -> str:
+    """Keywords for BM25 and grep when none were given: identifiers, then content words.
+
+    "where do we retry failed uploads" → "retry failed uploads";
+    "what calls validateCredentials()" → "validateCredentials".
+    """
+    idents = [
+        m.group(0)
+        for m in _IDENT.finditer(query)
+        if "_" in m.group(0) or "." in m.group(0) or len(split_identifier(m.group(0))) > 1
+    ]
+    if idents:
+        return " ".join(dict.fromkeys(idents))
+    words = [w for w in sanitize(query).split() if w.lower() not in STOP_WORDS]
+    return " ".join(dict.fromkeys(words)) or sanitize(query)
+
+
+def bm25(store: Store, query: str, limit: int, where: str | None = None) -> list[KeywordHit]:
+    """Chunks ranked by BM25 for the query's words; ``[]`` for an empty or all-syntax query."""
+    raw = sanitize(query)
+    if not raw:
+        return []
+    split = " ".join(query_terms(query))
+    clauses = [
+        (Occur.SHOULD, MatchQuery(raw.lower(), "text")),
+        (Occur.SHOULD, MatchQuery(split, "search_text")),
+    ]
+    search = store.table(CHUNKS).search(BooleanQuery(clauses), query_type="fts")
+    if where:
+        search = search.where(where, prefilter=True)
+    rows = search.select(["id", "_score"]).limit(limit).to_arrow()
+    if rows.num_rows == 0:
+        return []
+    ids = rows.column("id").to_pylist()
+    scores = rows.column("_score").to_pylist()
+    return [KeywordHit(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]

@@ -1,0 +1,53 @@
+"""Vector search: cosine over the chunks' embeddings.
+
+``vector_score_threshold`` is a cosine *distance* (1 − cos): results at or
+beyond it are dropped, and counted, so a thin answer is never silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..store import CHUNKS, Store
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    chunk_id: str
+    similarity: float  # cosine, in [-1, 1]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorResult:
+    hits: list[VectorHit]
+    dropped: int  # by the distance threshold or min_similarity
+
+
+def vector_search(
+    store: Store,
+    query_vector: npt.NDArray[np.float32],
+    limit: int,
+    *,
+    threshold: float,
+    min_similarity: float,
+    where: str | None = None,
+) -> VectorResult:
+    """The ``limit`` nearest chunks by cosine, minus those the thresholds drop."""
+    search = (
+        store.table(CHUNKS).search(query_vector.astype(np.float32)).distance_type("cosine").limit(limit)
+    )
+    if where:
+        search = search.where(where, prefilter=True)
+    rows = search.select(["id", "_distance"]).to_arrow()
+    hits: list[VectorHit] = []
+    dropped = 0
+    for cid, dist in zip(rows.column("id").to_pylist(), rows.column("_distance").to_pylist(), strict=True):
+        similarity = 1.0 - float(dist)
+        if float(dist) >= threshold or similarity < min_similarity:
+            dropped += 1
+            continue
+        hits.append(VectorHit(str(cid), similarity))
+    return VectorResult(hits, dropped)

@@ -1,0 +1,285 @@
+"""Search end to end over a real index (real LanceDB FTS, real model, real rg)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.errors import IndexMissingError
+from codesift.indexer.model import ChunkKind
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import Filters, MatchType, SearchRequest, Source
+from codesift.indexer.search.symbols import SymbolMatch, find_symbols
+from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.store import Store
+from codesift.indexer.sync import index_workspace, open_store
+
+from ..conftest import SAMPLE_FILES, write_workspace
+
+pytestmark = pytest.mark.slow
+
+CODESIFT = [sys.executable, "-m", "codesift.server.cli"]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return make_embedder(Settings().embed)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    files = dict(SAMPLE_FILES)
+    files["Sources/Auth/Login.swift"] = """
+        protocol AuthProtocol {
+            func login(user: String) -> Bool
+        }
+
+        struct TokenAuth: AuthProtocol {
+            func login(user: String) -> Bool {
+                return refreshToken(for: user)
+            }
+        }
+        """
+    files["Sources/Auth/Tests/LoginTests.swift"] = """
+        func testLogin() {
+            let auth = TokenAuth()
+            assert(auth.login(user: "x"))
+        }
+        """
+    files["app/data.py"] = '''
+        def describe(record):
+            """Describe the user's (data) record."""
+            return f"user's (data): {record}"
+        '''
+    root = write_workspace(tmp_path_factory.mktemp("search") / "ws", files)
+    index_workspace(root, load_settings(root), embedder=embedder)
+    return root
+
+
+def run(root: Path, embedder: Embedder, request: SearchRequest, settings: Settings | None = None):  # type: ignore[no-untyped-def]
+    settings = settings or load_settings(root)
+    return search(open_store(root, settings), request, settings, root=root, embedder=embedder)
+
+
+def symbols_of(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [h.chunk.symbol for h in result.hits]
+
+
+def test_bm25_finds_camel_case_identifier_by_its_words_and_by_itself(indexed: Path, embedder: Embedder) -> None:
+    for q in ("validate credentials", "validateCredentials"):
+        res = run(indexed, embedder, SearchRequest(q, mode="bm25"))
+        assert res.hits, q
+        assert res.hits[0].chunk.path == "app/auth.py", q
+        assert "def validateCredentials" in res.hits[0].chunk.text
+        assert res.hits[0].match_type is MatchType.BM25
+
+
+def test_bm25_func_login_parens_finds_login(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("func login()", mode="bm25"))
+    assert any("login" in h.chunk.symbol.lower() for h in res.hits[:3])
+
+
+def test_bm25_quotes_and_parens_are_sanitised(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest('"user\'s (data)"', mode="bm25"))
+    assert res.hits and res.hits[0].chunk.path == "app/data.py"
+
+
+def test_bm25_empty_or_all_syntax_query_returns_empty_without_error(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("'\"*()", mode="bm25"))
+    assert res.hits == ()
+    assert any("no searchable words" in n for n in res.report.notes)
+
+
+def test_hybrid_with_all_syntax_keywords_still_returns_vector_results(indexed: Path, embedder: Embedder) -> None:
+    res = run(
+        indexed,
+        embedder,
+        SearchRequest("()", semantic_query="retry failed uploads with backoff", exact_keywords="()"),
+    )
+    assert res.hits and res.hits[0].chunk.symbol == "retry_upload"
+    assert res.report.per_source[Source.BM25] == 0
+
+
+def test_vector_search_is_cosine_and_respects_limit(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("read the JSON configuration file", mode="vector", limit=2))
+    assert len(res.hits) <= 2
+    assert res.hits[0].chunk.symbol == "parse_config"
+    assert 0.5 < res.hits[0].score <= 1.0  # cosine similarity
+
+
+def test_vector_score_threshold_drops_results_at_or_beyond_the_distance(indexed: Path, embedder: Embedder) -> None:
+    loose = run(
+        indexed, embedder, SearchRequest("upload", mode="vector", vector_score_threshold=2.0, min_similarity=-1.0)
+    )
+    strict = run(indexed, embedder, SearchRequest("upload", mode="vector", vector_score_threshold=0.0))
+    assert loose.hits and strict.hits == ()
+    assert strict.report.dropped_by_threshold == len(loose.hits)
+    assert any("dropped" in n for n in strict.report.notes)
+    assert any("no results" in n for n in strict.report.notes)
+
+
+def test_vector_min_similarity_keeps_only_scores_at_or_above(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("upload retries", mode="vector", min_similarity=0.3))
+    assert all(h.score >= 0.3 for h in res.hits)
+
+
+def test_hybrid_found_by_several_sources_ranks_first(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("where do we retry failed uploads", exact_keywords="retry_upload"))
+    top = res.hits[0]
+    assert top.chunk.symbol == "retry_upload"
+    assert top.match_type is MatchType.HYBRID
+    assert {Source.SEMANTIC, Source.BM25, Source.GREP} <= set(top.sources)
+
+
+def test_hybrid_default_limit_is_20_and_each_source_overfetches_3x(tmp_path: Path, embedder: Embedder) -> None:
+    files = {f"pkg/m{i}.py": f"def handler_{i}(token):\n    return refresh(token, {i})\n" for i in range(70)}
+    root = write_workspace(tmp_path / "many", files)
+    index_workspace(root, load_settings(root), embedder=embedder)
+    res = run(root, embedder, SearchRequest("refresh token handler"))
+    assert len(res.hits) == 20
+    assert all(0 < n <= 60 for n in res.report.per_source.values())
+    assert max(res.report.per_source.values()) == 60
+
+
+def test_filters_are_applied_inside_the_query_not_after_the_limit(tmp_path: Path, embedder: Embedder) -> None:
+    files = {f"noise/n{i}.py": f"def refresh_token_{i}():\n    return 'refresh token {i}'\n" for i in range(40)}
+    files["Sources/Auth/Keep.swift"] = "func keepRefresh() -> String {\n    return \"refresh token\"\n}\n"
+    files["Sources/Auth/Tests/KeepTests.swift"] = "func testKeep() {\n    _ = \"refresh token\"\n}\n"
+    root = write_workspace(tmp_path / "filters", files)
+    index_workspace(root, load_settings(root), embedder=embedder)
+    for mode in ("bm25", "vector", "hybrid"):
+        res = run(
+            root,
+            embedder,
+            SearchRequest(
+                "refresh token",
+                mode=mode,  # type: ignore[arg-type]
+                limit=1,
+                filters=Filters(include=("Sources/Auth/**",), exclude=("**/Tests/**",)),
+                vector_score_threshold=2.0,
+            ),
+        )
+        assert [h.chunk.path for h in res.hits] == ["Sources/Auth/Keep.swift"], mode
+    ext = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(include=("*.swift",))))
+    assert {h.chunk.path for h in ext.hits} == {"Sources/Auth/Keep.swift", "Sources/Auth/Tests/KeepTests.swift"}
+    lang = run(root, embedder, SearchRequest("refresh token", mode="bm25", limit=50, filters=Filters(languages=("swift",))))
+    assert {h.chunk.language for h in lang.hits} == {"swift"}
+    kind = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(kinds=(ChunkKind.FUNCTION,))))
+    assert kind.hits and {h.chunk.kind for h in kind.hits} == {ChunkKind.FUNCTION}
+    proj = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("elsewhere",))))
+    assert proj.hits == ()
+    own = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("filters",))))
+    assert own.hits
+
+
+def test_hits_carry_chunk_score_match_type_highlights_sources_and_report(indexed: Path, embedder: Embedder) -> None:
+    res = run(indexed, embedder, SearchRequest("validate credentials password"))
+    assert res.hits
+    for h in res.hits:
+        c = h.chunk
+        assert c.id and c.path and c.project == "ws" and c.language and c.kind and c.content_hash
+        assert 1 <= c.start_line <= c.end_line
+        assert 0.0 <= h.score <= 1.0
+        assert h.sources
+        assert (indexed / c.path).is_file()  # results cite the real path
+        for a, b in h.highlights:
+            assert 0 <= a < b <= len(c.text)
+    top = res.hits[0]
+    assert any(top.chunk.text[a:b].lower() in ("validatecredentials", "password") for a, b in top.highlights)
+    r = res.report
+    assert r.chunks == len(res.hits)
+    assert r.unique_files == len({h.chunk.path for h in res.hits})
+    assert r.chars == sum(len(h.chunk.text) for h in res.hits)
+    assert set(r.per_source) == {"semantic", "bm25", "grep"}
+    assert {"semantic", "bm25", "grep", "total"} <= set(r.millis)
+
+
+def test_stale_flag_marks_hits_whose_file_changed_since_indexing(tmp_path: Path, embedder: Embedder) -> None:
+    root = write_workspace(tmp_path / "stale")
+    index_workspace(root, load_settings(root), embedder=embedder)
+    path = root / "app/upload.py"
+    path.write_text(path.read_text() + "\n# edited\n")
+    res = run(root, embedder, SearchRequest("retry_upload", mode="bm25"))
+    flags = {h.chunk.path: h.stale for h in res.hits}
+    assert flags["app/upload.py"] is True
+    res = run(root, embedder, SearchRequest("validateCredentials", mode="bm25"))
+    assert all(not h.stale for h in res.hits)
+
+
+def test_report_says_when_vectors_are_pending(tmp_path: Path, embedder: Embedder) -> None:
+    root = write_workspace(tmp_path / "pending")
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    res = run(root, embedder, SearchRequest("retry failed uploads"))
+    assert res.hits  # BM25 and grep answer while vectors fill in
+    assert any("index incomplete" in n for n in res.report.notes)
+
+
+def test_search_over_a_missing_index_says_how_to_build_it(tmp_path: Path) -> None:
+    with pytest.raises(IndexMissingError, match="codesift index"):
+        open_store(tmp_path, Settings())
+    res = subprocess.run([*CODESIFT, "search", "x", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert res.returncode == 2 and "codesift index" in res.stderr
+
+
+def test_cli_search_json_has_the_documented_shape(indexed: Path) -> None:
+    res = subprocess.run(
+        [*CODESIFT, "search", "retry failed uploads", "--keywords", "retry upload", "--limit", "3", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=indexed / "app",
+    )
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert len(data["hits"]) <= 3
+    hit = data["hits"][0]
+    for key in ("path", "start_line", "end_line", "score", "match_type", "sources", "symbol", "kind", "language", "text", "highlights", "stale"):
+        assert key in hit
+    assert hit["symbol"] == "retry_upload"
+    assert {"chars", "unique_files", "chunks", "per_source", "millis"} <= set(data["report"])
+
+
+def test_cli_grep_prints_passages_as_json(indexed: Path) -> None:
+    res = subprocess.run(
+        [*CODESIFT, "grep", r"def \w+_upload", "--regex", "--root", str(indexed), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    passages = json.loads(res.stdout)["passages"]
+    assert passages[0]["path"] == "app/upload.py"
+    assert {"path", "start_line", "end_line", "match_lines", "text"} <= set(passages[0])
+    assert passages[0]["start_line"] == 1
+
+
+def test_cli_grep_invalid_regex_is_a_clear_error(indexed: Path) -> None:
+    res = subprocess.run([*CODESIFT, "grep", "foo(", "--regex", "--root", str(indexed)], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "regex" in res.stderr.lower()
+
+
+def test_symbol_search_exact_name_first_and_a_class_brings_its_methods(indexed: Path) -> None:
+    store = Store(str(indexed / ".codesift"))
+    hits = find_symbols(store, "AuthService")
+    assert hits[0].symbol.qualified_name == "AuthService" and hits[0].match is SymbolMatch.EXACT
+    members = [h.symbol.qualified_name for h in hits if h.match is SymbolMatch.MEMBER]
+    assert {"AuthService.validateCredentials", "AuthService.login"} <= set(members)
+    hits = find_symbols(store, "login")
+    assert hits[0].symbol.name == "login"
+    fuzzy = find_symbols(store, "valCred")
+    assert fuzzy and fuzzy[0].symbol.name == "validateCredentials"
+
+
+def test_cli_symbols_json(indexed: Path) -> None:
+    env = {**os.environ}
+    res = subprocess.run(
+        [*CODESIFT, "symbols", "parse_config", "--root", str(indexed), "--json"], capture_output=True, text=True, env=env
+    )
+    assert res.returncode == 0, res.stderr
+    first = json.loads(res.stdout)[0]
+    assert first["symbol"]["qualified_name"] == "parse_config" and first["symbol"]["path"] == "app/config.py"

@@ -1,0 +1,85 @@
+"""Query handling for BM25: sanitising, identifier terms, keyword extraction; filters."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from codesift.indexer.errors import QueryError
+from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowed
+from codesift.indexer.search.hybrid import _keywords, grep_pattern, highlight_spans
+from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
+from codesift.indexer.search.results import Filters, SearchRequest
+from codesift.indexer.model import ChunkKind
+
+
+@pytest.mark.parametrize(
+    ("query", "clean"),
+    [("func login()", "func login"), ('"user\'s (data)"', "user s data"), ("a* AND (b OR c)~2", "a AND b OR c 2")],
+)
+def test_bm25_query_syntax_characters_are_sanitised(query: str, clean: str) -> None:
+    assert sanitize(query) == clean
+
+
+@pytest.mark.parametrize("query", ["", "   ", "()", "'\"*():~^"])
+def test_all_syntax_query_sanitises_to_nothing(query: str) -> None:
+    assert sanitize(query) == ""
+
+
+def test_identifier_query_terms_include_whole_and_parts() -> None:
+    assert query_terms("validateCredentials") == ["validatecredentials", "validate", "credentials"]
+    assert query_terms("validate credentials") == ["validate", "credentials"]
+
+
+def test_keywords_extracted_when_missing_empty_or_identical() -> None:
+    q = "where do we retry failed uploads"
+    assert _keywords(SearchRequest(q)) == "retry failed uploads"
+    assert _keywords(SearchRequest(q, exact_keywords="")) == "retry failed uploads"
+    assert _keywords(SearchRequest(q, exact_keywords=q)) == "retry failed uploads"
+    assert _keywords(SearchRequest(q, exact_keywords="retry_upload")) == "retry_upload"
+    assert extract_keywords("what calls validateCredentials()") == "validateCredentials"
+
+
+def test_grep_pattern_is_an_escaped_alternation() -> None:
+    assert grep_pattern("retry_upload a.b") == r"retry_upload|a\.b"
+    assert grep_pattern("()") == ""
+
+
+def test_highlight_spans_are_character_offsets_merged() -> None:
+    text = "déf validateCredentials(user)"
+    spans = highlight_spans(text, ["validate", "credentials"])
+    assert [text[a:b] for a, b in spans] == ["validateCredentials"]
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("Sources/Auth/**", "Sources/Auth/Login.swift", True),
+        ("Sources/Auth/**", "Other/Sources/Auth/Login.swift", False),
+        ("*.swift", "a/b/c.swift", True),
+        ("*.swift", "a/b/c.swiftx", False),
+        ("**/Tests/**", "pkg/Tests/x.swift", True),
+        ("**/Tests/**", "pkg/TestsX/x.swift", False),
+        ("tests/", "a/tests/b.py", True),
+    ],
+)
+def test_filter_globs_follow_gitignore_rules(glob: str, path: str, hit: bool) -> None:
+    assert bool(re.match(glob_regex(glob), path)) is hit
+    assert path_allowed(path, Filters(include=(glob,))) is hit
+    assert path_allowed(path, Filters(exclude=(glob,))) is (not hit)
+
+
+def test_filters_become_one_sql_where_clause() -> None:
+    sql = filters_sql(
+        Filters(include=("src/**",), exclude=("**/tests/**",), languages=("python",), kinds=(ChunkKind.FUNCTION,), projects=("p",))
+    )
+    assert sql is not None
+    assert "regexp_like(path" in sql and "NOT (" in sql
+    assert "language IN ('python')" in sql and "kind IN ('function')" in sql and "project IN ('p')" in sql
+    assert filters_sql(Filters()) is None
+
+
+def test_bad_glob_is_a_query_error() -> None:
+    with pytest.raises(QueryError):
+        glob_regex("  ")
