@@ -47,9 +47,7 @@ def _doc(text: str) -> dict[str, str]:
 class IndexSettings:
     index_dir: str = field(
         default=".codesift",
-        metadata=_doc(
-            "Where the index lives: a path relative to the workspace root, or s3:// URI."
-        ),
+        metadata=_doc("Where the index lives: a path relative to the workspace root, or s3:// URI."),
     )
     include: tuple[str, ...] = field(
         default=(),
@@ -57,9 +55,7 @@ class IndexSettings:
     )
     exclude: tuple[str, ...] = field(
         default=DEFAULT_EXCLUDE,
-        metadata=_doc(
-            "Never index files matching these gitignore-style globs (on top of .gitignore)."
-        ),
+        metadata=_doc("Never index files matching these gitignore-style globs (on top of .gitignore)."),
     )
     max_file_bytes: int = field(
         default=1024 * 1024,
@@ -135,9 +131,7 @@ class EmbedSettings:
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
     limit: int = field(default=20, metadata=_doc("Default number of results."))
-    agent_limit: int = field(
-        default=10, metadata=_doc("Default number of results for agent tools.")
-    )
+    agent_limit: int = field(default=10, metadata=_doc("Default number of results for agent tools."))
     semantic_weight: float = field(default=0.7, metadata=_doc("RRF weight of vector search."))
     keyword_weight: float = field(default=0.3, metadata=_doc("RRF weight of BM25 search."))
     grep_weight: float = field(default=0.3, metadata=_doc("RRF weight of exact grep in hybrid."))
@@ -185,9 +179,7 @@ def _coerce(section: str, f: dataclasses.Field[object], value: object) -> object
     if origin is Literal:
         allowed = typing.get_args(hint)
         if value not in allowed:
-            raise ConfigError(
-                f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}"
-            )
+            raise ConfigError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
         return value
     if hint is bool:
         if not isinstance(value, bool):
@@ -232,9 +224,7 @@ def _apply(settings: Settings, layer: Mapping[str, object], origin: str) -> Sett
     return dataclasses.replace(settings, **sections)  # type: ignore[arg-type]
 
 
-def load_settings(
-    root: Path | None = None, overrides: Mapping[str, object] | None = None
-) -> Settings:
+def load_settings(root: Path | None = None, overrides: Mapping[str, object] | None = None) -> Settings:
     """Build the settings for a workspace: defaults ← pyproject ← .codesift.toml ← overrides.
 
     Raises ConfigError with a readable reason for unknown keys or bad values.

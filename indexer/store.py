@@ -13,6 +13,7 @@ Crash safety rests on two promises:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -280,9 +281,7 @@ class Store:
             flt = next(in_filters("path", list(paths)[:_IN_BATCH]))
             query = self._table(CHUNKS).search().where(f"vector IS NULL AND {flt}")
         rows = query.select(["id", "path", "content_hash", "text"]).limit(limit).to_arrow()
-        return [
-            PendingChunk(r["id"], r["path"], r["content_hash"], r["text"]) for r in rows.to_pylist()
-        ]
+        return [PendingChunk(r["id"], r["path"], r["content_hash"], r["text"]) for r in rows.to_pylist()]
 
     def index_bytes(self) -> int:
         if not self.is_local:
@@ -290,10 +289,8 @@ class Store:
         total = 0
         for dirpath, _dirs, files in os.walk(self.uri):
             for f in files:
-                try:
+                with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(dirpath, f)).st_size
-                except OSError:
-                    pass
         return total
 
     # ----- the embedding cache ---------------------------------------------------
@@ -356,7 +353,9 @@ class Store:
             crash_point("write")
             self._replace(SYMBOLS, paths, _symbols_table(symbols))
             crash_point("write-files")
-            self._table(FILES).merge_insert("path").when_matched_update_all().when_not_matched_insert_all().execute(
+            self._table(FILES).merge_insert(
+                "path"
+            ).when_matched_update_all().when_not_matched_insert_all().execute(
                 _files_table([w.record for w in writes])
             )
         except (OSError, RuntimeError, ValueError) as exc:
@@ -384,9 +383,7 @@ class Store:
     def touch_files(self, records: Sequence[FileRecord]) -> None:
         """Update only the files rows (size, mtime) of files whose content is unchanged."""
         if records:
-            self._table(FILES).merge_insert("path").when_matched_update_all().execute(
-                _files_table(records)
-            )
+            self._table(FILES).merge_insert("path").when_matched_update_all().execute(_files_table(records))
 
     def remove_files(self, paths: Sequence[str]) -> None:
         """Forget files: the files rows first (the marker), then their chunks and symbols."""

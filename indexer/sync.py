@@ -22,12 +22,21 @@ from pathlib import Path
 import numpy as np
 
 from .embed import Embedder, make_embedder
-from .faults import crash_point
 from .errors import CodesiftError, EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
+from .faults import crash_point
 from .model import FileRecord, FileStatus, IndexReport, IndexStatus, WalkEntry
 from .parse import parse_file
 from .settings import Settings
-from .store import CHUNKS, SCHEMA_VERSION, SYMBOLS, FileWrite, IndexMeta, Store, default_index_uri
+from .store import (
+    CHUNKS,
+    SCHEMA_VERSION,
+    SYMBOLS,
+    FileWrite,
+    IndexMeta,
+    PendingChunk,
+    Store,
+    default_index_uri,
+)
 from .workspace import read_source, walk
 
 log = logging.getLogger(__name__)
@@ -69,7 +78,9 @@ class _Counters:
 
 
 @contextlib.contextmanager
-def writer_lock(index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+def writer_lock(
+    index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """One writer per index: an flock on ``<index>/.lock`` (local indexes only).
 
     With ``wait`` the caller blocks until the other writer finishes (``on_wait``
@@ -248,7 +259,15 @@ def _sync_text(
         if write is None:  # same content, new mtime
             rec = records[entry.path]
             touched.append(
-                FileRecord(rec.path, rec.language, entry.size, entry.mtime_ns, rec.content_hash, rec.status, rec.reason)
+                FileRecord(
+                    rec.path,
+                    rec.language,
+                    entry.size,
+                    entry.mtime_ns,
+                    rec.content_hash,
+                    rec.status,
+                    rec.reason,
+                )
             )
         else:
             batch.append(write)
@@ -283,7 +302,9 @@ def _process(
         reason = f"{entry.skip}: {entry.detail}" if entry.detail else str(entry.skip)
         counters.changed += 1
         return FileWrite(
-            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason),
+            FileRecord(
+                entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason
+            ),
             [],
             [],
         )
@@ -292,11 +313,17 @@ def _process(
         reason = f"{source.skip}: {source.note}" if source.note else str(source.skip)
         counters.changed += 1
         return FileWrite(
-            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason),
+            FileRecord(
+                entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason
+            ),
             [],
             [],
         )
-    if record is not None and record.status == FileStatus.INDEXED and record.content_hash == source.content_hash:
+    if (
+        record is not None
+        and record.status == FileStatus.INDEXED
+        and record.content_hash == source.content_hash
+    ):
         return None
     counters.changed += 1
     try:
@@ -304,7 +331,15 @@ def _process(
     except CodesiftError as exc:  # parse_file falls back to windows; this is the last resort
         counters.failed += 1
         return FileWrite(
-            FileRecord(entry.path, entry.language, entry.size, entry.mtime_ns, source.content_hash, FileStatus.FAILED, str(exc)),
+            FileRecord(
+                entry.path,
+                entry.language,
+                entry.size,
+                entry.mtime_ns,
+                source.content_hash,
+                FileStatus.FAILED,
+                str(exc),
+            ),
             [],
             [],
         )
@@ -361,7 +396,7 @@ def embed_pending(
     priority = list(first)
     progress(Progress("embed", 0, total))
     while not cancel.is_set():
-        pending = []
+        pending: list[PendingChunk] = []
         while priority and not pending:
             pending = store.pending_vectors(step, priority[:500])
             if not pending:

@@ -1,6 +1,6 @@
 """Check that an installed wheel holds every module of indexer/ and server/.
 
-    python scripts/check_wheel.py VENV
+python scripts/check_wheel.py VENV
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ def expected_files() -> list[str]:
 
 def main() -> int:
     venv = Path(sys.argv[1])
-    code = (
-        "import sysconfig, sys; print(sysconfig.get_paths()['purelib'])"
-    )
+    code = "import sysconfig, sys; print(sysconfig.get_paths()['purelib'])"
     purelib = subprocess.run(
         [str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()

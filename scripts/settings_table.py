@@ -1,7 +1,7 @@
 """Print the README's settings table from the settings tree (one source of truth).
 
-    .venv/bin/python scripts/settings_table.py            # print it
-    .venv/bin/python scripts/settings_table.py --write    # replace it in README.md
+.venv/bin/python scripts/settings_table.py            # print it
+.venv/bin/python scripts/settings_table.py --write    # replace it in README.md
 """
 
 from __future__ import annotations

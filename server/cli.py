@@ -116,7 +116,9 @@ class _Bar:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-embed", is_flag=True, help="Text phase only (grep, BM25, symbols); vectors stay pending.")
 @click.option("--rebuild", is_flag=True, help="Throw the index away and build it again.")
-@click.option("--no-wait", is_flag=True, help="Exit (code 3) instead of waiting when another index run holds the lock.")
+@click.option(
+    "--no-wait", is_flag=True, help="Exit (code 3) instead of waiting when another index run holds the lock."
+)
 @click.option("--include", multiple=True, help="Only index paths matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Also exclude paths matching this glob (repeatable).")
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this.")
@@ -184,7 +186,9 @@ def index(
         f"({report.chunks_from_cache} from cache) in {report.seconds:.1f}s [{phases}]"
     )
     if report.vectors_pending:
-        out.print(f"[yellow]{report.vectors_pending} chunks still wait for vectors[/] (run `codesift index` again)")
+        out.print(
+            f"[yellow]{report.vectors_pending} chunks still wait for vectors[/] (run `codesift index` again)"
+        )
 
 
 @main.command()
@@ -245,7 +249,11 @@ _root_option = click.option(
 
 
 def _filters(
-    include: tuple[str, ...], exclude: tuple[str, ...], lang: tuple[str, ...], kind: tuple[str, ...], project: tuple[str, ...]
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    lang: tuple[str, ...],
+    kind: tuple[str, ...],
+    project: tuple[str, ...],
 ) -> Filters:
     try:
         kinds = tuple(ChunkKind(k) for k in kind)
@@ -268,8 +276,12 @@ def _print_hit_text(text: str, start_line: int, spans: Sequence[tuple[int, int]]
 @main.command()
 @click.argument("query")
 @_root_option
-@click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector", "grep"]), default="hybrid", show_default=True)
-@click.option("--keywords", default=None, help="Exact keywords for BM25 and grep (default: taken from the query).")
+@click.option(
+    "--mode", type=click.Choice(["hybrid", "bm25", "vector", "grep"]), default="hybrid", show_default=True
+)
+@click.option(
+    "--keywords", default=None, help="Exact keywords for BM25 and grep (default: taken from the query)."
+)
 @click.option("--limit", type=int, default=None, help="Number of results (default: search.limit, 20).")
 @click.option("--include", multiple=True, help="Only paths matching this glob, e.g. 'src/**' or '*.py'.")
 @click.option("--exclude", multiple=True, help="Never paths matching this glob, e.g. '**/tests/**'.")
@@ -280,7 +292,9 @@ def _print_hit_text(text: str, start_line: int, spans: Sequence[tuple[int, int]]
 @click.option("--keyword-weight", type=float, default=None, help="RRF weight of BM25 (0.3).")
 @click.option("--grep-weight", type=float, default=None, help="RRF weight of exact grep.")
 @click.option("--min-similarity", type=float, default=None, help="Drop vector hits below this cosine.")
-@click.option("--threshold", type=float, default=None, help="Drop vector hits at or beyond this cosine distance.")
+@click.option(
+    "--threshold", type=float, default=None, help="Drop vector hits at or beyond this cosine distance."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print hits and report as JSON.")
 def search(
     query: str,
@@ -377,7 +391,14 @@ def _print_report(report: SearchReport) -> None:
 @click.option("--regex", "-e", is_flag=True, help="PATTERN is a regular expression (default: literal).")
 @click.option("--ignore-case", "-i", "case", flag_value="insensitive", help="Case-insensitive.")
 @click.option("--case-sensitive", "-s", "case", flag_value="sensitive", help="Case-sensitive.")
-@click.option("--smart-case", "-S", "case", flag_value="smart", default=True, help="Insensitive unless PATTERN has a capital (default).")
+@click.option(
+    "--smart-case",
+    "-S",
+    "case",
+    flag_value="smart",
+    default=True,
+    help="Insensitive unless PATTERN has a capital (default).",
+)
 @click.option("--context", "-C", type=int, default=None, help="Lines of context (default 10).")
 @click.option("--include", multiple=True, help="Only paths matching this glob.")
 @click.option("--exclude", multiple=True, help="Never paths matching this glob.")

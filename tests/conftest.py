@@ -70,7 +70,7 @@ SAMPLE_FILES: dict[str, str] = {
 
         DEFAULTS = {"timeout": 30}
         ''',
-    "web/client.js": '''
+    "web/client.js": """
         export class ApiClient {
           constructor(baseUrl) {
             this.baseUrl = baseUrl;
@@ -85,7 +85,7 @@ SAMPLE_FILES: dict[str, str] = {
         export function formatName(user) {
           return `${user.first} ${user.last}`;
         }
-        ''',
+        """,
     "README.md": "# Sample\n\nA small generated workspace for codesift tests.\n",
 }
 

@@ -115,7 +115,9 @@ def search(
     if not (keywords.strip() or semantic_query):
         raise QueryError("empty query")
 
-    threshold = s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
+    threshold = (
+        s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
+    )
     min_sim = s.min_similarity if request.min_similarity is None else request.min_similarity
     futures: dict[Source, Future[list[str]]] = {}
     dropped = [0]
@@ -318,7 +320,9 @@ def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
     stale: set[str] = set()
     known: dict[str, tuple[int, int]] = {}
     for flt in in_filters("path", sorted(paths)):
-        rows = store.table(FILES).search().where(flt).select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
+        rows = (
+            store.table(FILES).search().where(flt).select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
+        )
         for r in rows.to_pylist():
             known[r["path"]] = (int(r["size"]), int(r["mtime_ns"]))
     for p in paths:

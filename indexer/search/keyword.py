@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lancedb.query import BooleanQuery, MatchQuery, Occur
+from lancedb.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
 
 from ..store import CHUNKS, Store
 from ..text import split_identifier
@@ -21,12 +21,113 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 STOP_WORDS = frozenset(
-    """a an the and or but if then else of to in on at by for from with without into onto over under
-    is are was were be been being do does did doing done have has had having can could should would
-    will shall may might must how what where when which who whom whose why this that these those there
-    here it its we our you your they their them he she his her i me my find show get give list all any
-    some code function functions method methods class classes file files use used using uses where's
-    does not no yes""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "without",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "done",
+        "have",
+        "has",
+        "had",
+        "having",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "how",
+        "what",
+        "where",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "it",
+        "its",
+        "we",
+        "our",
+        "you",
+        "your",
+        "they",
+        "their",
+        "them",
+        "he",
+        "she",
+        "his",
+        "her",
+        "i",
+        "me",
+        "my",
+        "find",
+        "show",
+        "get",
+        "give",
+        "list",
+        "all",
+        "any",
+        "some",
+        "code",
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "class",
+        "classes",
+        "file",
+        "files",
+        "use",
+        "used",
+        "using",
+        "uses",
+        "where's",
+        "does",
+        "not",
+        "no",
+        "yes",
+    ]
 )
 
 
@@ -76,9 +177,9 @@ def bm25(store: Store, query: str, limit: int, where: str | None = None) -> list
     if not raw:
         return []
     split = " ".join(query_terms(query))
-    clauses = [
-        (Occur.SHOULD, MatchQuery(raw.lower(), "text")),
-        (Occur.SHOULD, MatchQuery(split, "search_text")),
+    clauses: list[tuple[Occur, FullTextQuery]] = [
+        (Occur.SHOULD, MatchQuery(raw.lower(), "text")),  # type: ignore[call-arg]
+        (Occur.SHOULD, MatchQuery(split, "search_text")),  # type: ignore[call-arg]
     ]
     search = store.table(CHUNKS).search(BooleanQuery(clauses), query_type="fts")
     if where:

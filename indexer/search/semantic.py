@@ -7,9 +7,11 @@ beyond it are dropped, and counted, so a thin answer is never silent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
+from lancedb.query import LanceVectorQueryBuilder
 
 from ..store import CHUNKS, Store
 
@@ -36,9 +38,8 @@ def vector_search(
     where: str | None = None,
 ) -> VectorResult:
     """The ``limit`` nearest chunks by cosine, minus those the thresholds drop."""
-    search = (
-        store.table(CHUNKS).search(query_vector.astype(np.float32)).distance_type("cosine").limit(limit)
-    )
+    base = store.table(CHUNKS).search(query_vector.astype(np.float32))
+    search = cast(LanceVectorQueryBuilder, base).distance_type("cosine").limit(limit)
     if where:
         search = search.where(where, prefilter=True)
     rows = search.select(["id", "_distance"]).to_arrow()

@@ -125,7 +125,7 @@ def find_symbols(
         query = query.rsplit(".", 1)[-1]
     found += index.candidates(query, limit)
     order = list(dict.fromkeys(rid for rid, _ in found))[:limit]
-    match_of = {}
+    match_of: dict[str, SymbolMatch] = {}
     for rid, m in found:
         match_of.setdefault(rid, m)
     rows_by_id = {str(r["id"]): r for flt in in_filters("id", order) for r in _rows(store, [flt])}

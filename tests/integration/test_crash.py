@@ -47,7 +47,9 @@ def index(root: Path, kill_at: str | None = None) -> subprocess.CompletedProcess
     env.pop("CODESIFT_KILL_AT", None)
     if kill_at:
         env["CODESIFT_KILL_AT"] = kill_at
-    return subprocess.run([*CODESIFT, "index", str(root), "--json"], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [*CODESIFT, "index", str(root), "--json"], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def assert_searchable(root: Path) -> None:
@@ -73,7 +75,9 @@ def fingerprint(root: Path) -> tuple[set[str], int, int]:
 
 
 @pytest.mark.parametrize("point", ["parse:3", "write:2", "write-files:2", "embed:2"])
-def test_sigkill_during_index_leaves_index_searchable_and_next_run_repairs(tmp_path: Path, point: str) -> None:
+def test_sigkill_during_index_leaves_index_searchable_and_next_run_repairs(
+    tmp_path: Path, point: str
+) -> None:
     root = write_workspace(tmp_path / "ws", many_files(24))
     killed = index(root, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
@@ -83,7 +87,9 @@ def test_sigkill_during_index_leaves_index_searchable_and_next_run_repairs(tmp_p
     st = index_status(root, load_settings(root))
     assert st.files_indexed == 25 and st.vectors_pending == 0
     after_repair = fingerprint(root)
-    rebuilt = subprocess.run([*CODESIFT, "index", str(root), "--rebuild", "--json"], capture_output=True, text=True)
+    rebuilt = subprocess.run(
+        [*CODESIFT, "index", str(root), "--rebuild", "--json"], capture_output=True, text=True
+    )
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert fingerprint(root) == after_repair, "the repaired index differs from a clean rebuild"
 
@@ -107,7 +113,9 @@ def test_sigkill_at_random_moments_never_needs_a_manual_wipe(tmp_path: Path) -> 
     root = write_workspace(tmp_path / "ws", many_files(30))
     rng = random.Random(7)
     for _ in range(4):
-        proc = subprocess.Popen([*CODESIFT, "index", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*CODESIFT, "index", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(rng.uniform(1.0, 4.0))
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -16,7 +16,7 @@ import pytest
 
 from codesift.indexer.settings import load_settings
 from codesift.indexer.store import META, Store
-from codesift.indexer.sync import index_status, index_workspace, index_uri_for, writer_lock
+from codesift.indexer.sync import index_status, index_uri_for, index_workspace, writer_lock
 
 pytestmark = pytest.mark.slow
 
@@ -28,9 +28,16 @@ def chunk_ids(root: Path) -> set[str]:
     return set(store._table("chunks").to_arrow().column("id").to_pylist())
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CODESIFT, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=300
+        [*CODESIFT, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=300,
     )
 
 
@@ -66,7 +73,9 @@ def test_editing_one_file_embeds_only_its_changed_chunks(workspace: Path) -> Non
     settings = load_settings(workspace)
     first = index_workspace(workspace, settings)
     path = workspace / "app/upload.py"
-    path.write_text(path.read_text() + "\n\ndef cancel_upload(client, blob_id):\n    return client.delete(blob_id)\n")
+    path.write_text(
+        path.read_text() + "\n\ndef cancel_upload(client, blob_id):\n    return client.delete(blob_id)\n"
+    )
     again = index_workspace(workspace, settings)
     assert again.files_changed == 1
     assert 1 <= again.chunks_embedded < first.chunks_embedded
@@ -105,7 +114,8 @@ class _FixedEmbeddings(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         data = [
-            {"index": i, "embedding": [float(len(t) % 7 + 1)] + [1.0] * 7} for i, t in enumerate(body["input"])
+            {"index": i, "embedding": [float(len(t) % 7 + 1)] + [1.0] * 7}
+            for i, t in enumerate(body["input"])
         ]
         payload = json.dumps({"data": data, "model": body["model"]}).encode()
         self.send_response(200)
@@ -190,7 +200,10 @@ def test_two_index_runs_at_once_one_waits_and_the_index_stays_whole(workspace: P
         assert busy.returncode == 3
         assert "another codesift process" in busy.stderr and str(os.getpid()) in busy.stderr
         waiting = subprocess.Popen(
-            [*CODESIFT, "index", str(workspace), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*CODESIFT, "index", str(workspace), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert waiting.stderr is not None
         first_line = waiting.stderr.readline()  # blocks until the child says it waits
@@ -204,7 +217,9 @@ def test_two_index_runs_at_once_one_waits_and_the_index_stays_whole(workspace: P
 
 def test_concurrent_index_runs_both_finish_with_a_whole_index(workspace: Path) -> None:
     procs = [
-        subprocess.Popen([*CODESIFT, "index", str(workspace), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [*CODESIFT, "index", str(workspace), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         for _ in range(2)
     ]
     for p in procs:

@@ -71,7 +71,9 @@ def symbols_of(result) -> list[str]:  # type: ignore[no-untyped-def]
     return [h.chunk.symbol for h in result.hits]
 
 
-def test_bm25_finds_camel_case_identifier_by_its_words_and_by_itself(indexed: Path, embedder: Embedder) -> None:
+def test_bm25_finds_camel_case_identifier_by_its_words_and_by_itself(
+    indexed: Path, embedder: Embedder
+) -> None:
     for q in ("validate credentials", "validateCredentials"):
         res = run(indexed, embedder, SearchRequest(q, mode="bm25"))
         assert res.hits, q
@@ -90,13 +92,17 @@ def test_bm25_quotes_and_parens_are_sanitised(indexed: Path, embedder: Embedder)
     assert res.hits and res.hits[0].chunk.path == "app/data.py"
 
 
-def test_bm25_empty_or_all_syntax_query_returns_empty_without_error(indexed: Path, embedder: Embedder) -> None:
+def test_bm25_empty_or_all_syntax_query_returns_empty_without_error(
+    indexed: Path, embedder: Embedder
+) -> None:
     res = run(indexed, embedder, SearchRequest("'\"*()", mode="bm25"))
     assert res.hits == ()
     assert any("no searchable words" in n for n in res.report.notes)
 
 
-def test_hybrid_with_all_syntax_keywords_still_returns_vector_results(indexed: Path, embedder: Embedder) -> None:
+def test_hybrid_with_all_syntax_keywords_still_returns_vector_results(
+    indexed: Path, embedder: Embedder
+) -> None:
     res = run(
         indexed,
         embedder,
@@ -113,9 +119,13 @@ def test_vector_search_is_cosine_and_respects_limit(indexed: Path, embedder: Emb
     assert 0.5 < res.hits[0].score <= 1.0  # cosine similarity
 
 
-def test_vector_score_threshold_drops_results_at_or_beyond_the_distance(indexed: Path, embedder: Embedder) -> None:
+def test_vector_score_threshold_drops_results_at_or_beyond_the_distance(
+    indexed: Path, embedder: Embedder
+) -> None:
     loose = run(
-        indexed, embedder, SearchRequest("upload", mode="vector", vector_score_threshold=2.0, min_similarity=-1.0)
+        indexed,
+        embedder,
+        SearchRequest("upload", mode="vector", vector_score_threshold=2.0, min_similarity=-1.0),
     )
     strict = run(indexed, embedder, SearchRequest("upload", mode="vector", vector_score_threshold=0.0))
     assert loose.hits and strict.hits == ()
@@ -130,14 +140,18 @@ def test_vector_min_similarity_keeps_only_scores_at_or_above(indexed: Path, embe
 
 
 def test_hybrid_found_by_several_sources_ranks_first(indexed: Path, embedder: Embedder) -> None:
-    res = run(indexed, embedder, SearchRequest("where do we retry failed uploads", exact_keywords="retry_upload"))
+    res = run(
+        indexed, embedder, SearchRequest("where do we retry failed uploads", exact_keywords="retry_upload")
+    )
     top = res.hits[0]
     assert top.chunk.symbol == "retry_upload"
     assert top.match_type is MatchType.HYBRID
     assert {Source.SEMANTIC, Source.BM25, Source.GREP} <= set(top.sources)
 
 
-def test_hybrid_default_limit_is_20_and_each_source_overfetches_3x(tmp_path: Path, embedder: Embedder) -> None:
+def test_hybrid_default_limit_is_20_and_each_source_overfetches_3x(
+    tmp_path: Path, embedder: Embedder
+) -> None:
     files = {f"pkg/m{i}.py": f"def handler_{i}(token):\n    return refresh(token, {i})\n" for i in range(70)}
     root = write_workspace(tmp_path / "many", files)
     index_workspace(root, load_settings(root), embedder=embedder)
@@ -148,9 +162,11 @@ def test_hybrid_default_limit_is_20_and_each_source_overfetches_3x(tmp_path: Pat
 
 
 def test_filters_are_applied_inside_the_query_not_after_the_limit(tmp_path: Path, embedder: Embedder) -> None:
-    files = {f"noise/n{i}.py": f"def refresh_token_{i}():\n    return 'refresh token {i}'\n" for i in range(40)}
-    files["Sources/Auth/Keep.swift"] = "func keepRefresh() -> String {\n    return \"refresh token\"\n}\n"
-    files["Sources/Auth/Tests/KeepTests.swift"] = "func testKeep() {\n    _ = \"refresh token\"\n}\n"
+    files = {
+        f"noise/n{i}.py": f"def refresh_token_{i}():\n    return 'refresh token {i}'\n" for i in range(40)
+    }
+    files["Sources/Auth/Keep.swift"] = 'func keepRefresh() -> String {\n    return "refresh token"\n}\n'
+    files["Sources/Auth/Tests/KeepTests.swift"] = 'func testKeep() {\n    _ = "refresh token"\n}\n'
     root = write_workspace(tmp_path / "filters", files)
     index_workspace(root, load_settings(root), embedder=embedder)
     for mode in ("bm25", "vector", "hybrid"):
@@ -166,19 +182,38 @@ def test_filters_are_applied_inside_the_query_not_after_the_limit(tmp_path: Path
             ),
         )
         assert [h.chunk.path for h in res.hits] == ["Sources/Auth/Keep.swift"], mode
-    ext = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(include=("*.swift",))))
-    assert {h.chunk.path for h in ext.hits} == {"Sources/Auth/Keep.swift", "Sources/Auth/Tests/KeepTests.swift"}
-    lang = run(root, embedder, SearchRequest("refresh token", mode="bm25", limit=50, filters=Filters(languages=("swift",))))
+    ext = run(
+        root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(include=("*.swift",)))
+    )
+    assert {h.chunk.path for h in ext.hits} == {
+        "Sources/Auth/Keep.swift",
+        "Sources/Auth/Tests/KeepTests.swift",
+    }
+    lang = run(
+        root,
+        embedder,
+        SearchRequest("refresh token", mode="bm25", limit=50, filters=Filters(languages=("swift",))),
+    )
     assert {h.chunk.language for h in lang.hits} == {"swift"}
-    kind = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(kinds=(ChunkKind.FUNCTION,))))
+    kind = run(
+        root,
+        embedder,
+        SearchRequest("refresh token", mode="bm25", filters=Filters(kinds=(ChunkKind.FUNCTION,))),
+    )
     assert kind.hits and {h.chunk.kind for h in kind.hits} == {ChunkKind.FUNCTION}
-    proj = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("elsewhere",))))
+    proj = run(
+        root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("elsewhere",)))
+    )
     assert proj.hits == ()
-    own = run(root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("filters",))))
+    own = run(
+        root, embedder, SearchRequest("refresh token", mode="bm25", filters=Filters(projects=("filters",)))
+    )
     assert own.hits
 
 
-def test_hits_carry_chunk_score_match_type_highlights_sources_and_report(indexed: Path, embedder: Embedder) -> None:
+def test_hits_carry_chunk_score_match_type_highlights_sources_and_report(
+    indexed: Path, embedder: Embedder
+) -> None:
     res = run(indexed, embedder, SearchRequest("validate credentials password"))
     assert res.hits
     for h in res.hits:
@@ -238,7 +273,20 @@ def test_cli_search_json_has_the_documented_shape(indexed: Path) -> None:
     data = json.loads(res.stdout)
     assert len(data["hits"]) <= 3
     hit = data["hits"][0]
-    for key in ("path", "start_line", "end_line", "score", "match_type", "sources", "symbol", "kind", "language", "text", "highlights", "stale"):
+    for key in (
+        "path",
+        "start_line",
+        "end_line",
+        "score",
+        "match_type",
+        "sources",
+        "symbol",
+        "kind",
+        "language",
+        "text",
+        "highlights",
+        "stale",
+    ):
         assert key in hit
     assert hit["symbol"] == "retry_upload"
     assert {"chars", "unique_files", "chunks", "per_source", "millis"} <= set(data["report"])
@@ -258,7 +306,9 @@ def test_cli_grep_prints_passages_as_json(indexed: Path) -> None:
 
 
 def test_cli_grep_invalid_regex_is_a_clear_error(indexed: Path) -> None:
-    res = subprocess.run([*CODESIFT, "grep", "foo(", "--regex", "--root", str(indexed)], capture_output=True, text=True)
+    res = subprocess.run(
+        [*CODESIFT, "grep", "foo(", "--regex", "--root", str(indexed)], capture_output=True, text=True
+    )
     assert res.returncode == 2
     assert "regex" in res.stderr.lower()
 
@@ -278,7 +328,10 @@ def test_symbol_search_exact_name_first_and_a_class_brings_its_methods(indexed: 
 def test_cli_symbols_json(indexed: Path) -> None:
     env = {**os.environ}
     res = subprocess.run(
-        [*CODESIFT, "symbols", "parse_config", "--root", str(indexed), "--json"], capture_output=True, text=True, env=env
+        [*CODESIFT, "symbols", "parse_config", "--root", str(indexed), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert res.returncode == 0, res.stderr
     first = json.loads(res.stdout)[0]

@@ -36,7 +36,9 @@ def test_one_empty_source_never_empties_the_result_and_the_others_order_stands()
 
 
 def test_scores_lie_in_zero_one() -> None:
-    fused = rrf({Source.SEMANTIC: list("abcdef"), Source.BM25: list("fedcba"), Source.GREP: list("ace")}, W, k=60)
+    fused = rrf(
+        {Source.SEMANTIC: list("abcdef"), Source.BM25: list("fedcba"), Source.GREP: list("ace")}, W, k=60
+    )
     assert all(0.0 <= f.score <= 1.0 for f in fused)
 
 
@@ -47,7 +49,9 @@ def test_semantic_weight_0_9_makes_semantic_order_dominate() -> None:
     fused = rrf({Source.SEMANTIC: semantic, Source.BM25: keyword}, weights, k=60)
     assert [f.key for f in fused] == semantic
     # at the default 0.7 / 0.3 the keyword order still pulls items around
-    default = rrf({Source.SEMANTIC: semantic, Source.BM25: keyword}, _weights(SearchRequest("q"), Settings()), k=60)
+    default = rrf(
+        {Source.SEMANTIC: semantic, Source.BM25: keyword}, _weights(SearchRequest("q"), Settings()), k=60
+    )
     assert [f.key for f in default][:1] == ["s0"]
 
 

@@ -7,16 +7,20 @@ import re
 import pytest
 
 from codesift.indexer.errors import QueryError
+from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowed
 from codesift.indexer.search.hybrid import _keywords, grep_pattern, highlight_spans
 from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
 from codesift.indexer.search.results import Filters, SearchRequest
-from codesift.indexer.model import ChunkKind
 
 
 @pytest.mark.parametrize(
     ("query", "clean"),
-    [("func login()", "func login"), ('"user\'s (data)"', "user s data"), ("a* AND (b OR c)~2", "a AND b OR c 2")],
+    [
+        ("func login()", "func login"),
+        ('"user\'s (data)"', "user s data"),
+        ("a* AND (b OR c)~2", "a AND b OR c 2"),
+    ],
 )
 def test_bm25_query_syntax_characters_are_sanitised(query: str, clean: str) -> None:
     assert sanitize(query) == clean
@@ -72,7 +76,13 @@ def test_filter_globs_follow_gitignore_rules(glob: str, path: str, hit: bool) ->
 
 def test_filters_become_one_sql_where_clause() -> None:
     sql = filters_sql(
-        Filters(include=("src/**",), exclude=("**/tests/**",), languages=("python",), kinds=(ChunkKind.FUNCTION,), projects=("p",))
+        Filters(
+            include=("src/**",),
+            exclude=("**/tests/**",),
+            languages=("python",),
+            kinds=(ChunkKind.FUNCTION,),
+            projects=("p",),
+        )
     )
     assert sql is not None
     assert "regexp_like(path" in sql and "NOT (" in sql
