@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 # Extension → tree-sitter-language-pack name. Names not listed fall back to
 # line windows (language ""), still indexed and searchable.
 _EXTENSIONS: dict[str, str] = {
@@ -154,12 +152,17 @@ def language_for_path(path: str, first_line: str = "") -> str:
 
     Decided by file name, then extension, then a ``#!`` line.
     """
-    p = PurePosixPath(path)
-    if p.name in _FILENAMES:
-        return _FILENAMES[p.name]
-    lang = _EXTENSIONS.get(p.suffix) or _EXTENSIONS.get(p.suffix.lower())
-    if lang:
-        return lang
+    # String operations rather than PurePosixPath: the walk asks once per file.
+    name = path.rsplit("/", 1)[-1]
+    by_name = _FILENAMES.get(name)
+    if by_name is not None:
+        return by_name
+    dot = name.rfind(".")
+    if 0 < dot < len(name) - 1:  # PurePosixPath.suffix: no leading or trailing dot
+        suffix = name[dot:]
+        lang = _EXTENSIONS.get(suffix) or _EXTENSIONS.get(suffix.lower())
+        if lang:
+            return lang
     if first_line.startswith("#!"):
         words = first_line[2:].replace("/", " ").split()
         for word in reversed(words):

@@ -6,18 +6,18 @@ import time
 from pathlib import Path
 
 import pytest
+
 from codesift.indexer.search.grep import (
     ELLIPSIS,
     LONG_LINE_CHARS,
     CaseMode,
-    OverlayFilter,
-    TextMatcher,
     build_passages,
     byte_to_char_span,
     elide_long_line,
     is_case_sensitive,
     merge_match_lines,
 )
+from codesift.indexer.search.grep_memory import OverlayFilter, TextMatcher
 
 
 def numbered(count: int) -> dict[int, str]:
@@ -29,9 +29,7 @@ def highlighted(text: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
 
 
 def matcher(pattern: str, *, regex: bool = False, sensitive: bool = True) -> TextMatcher:
-    return TextMatcher(
-        pattern, regex=regex, case_sensitive=sensitive, deadline=time.monotonic() + 10
-    )
+    return TextMatcher(pattern, regex=regex, case_sensitive=sensitive, deadline=time.monotonic() + 10)
 
 
 # ── merging and windows ──────────────────────────────────────────────────────
