@@ -70,9 +70,7 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _MAX_CACHED_WORDS = 200_000
 
 
-def parse_file(
-    path: str, text: str, language: str, *, project: str, settings: ChunkSettings
-) -> ParseResult:
+def parse_file(path: str, text: str, language: str, *, project: str, settings: ChunkSettings) -> ParseResult:
     """Chunks and symbols of one file.
 
     ``path`` is workspace-relative POSIX; ``language`` a tree-sitter-language-pack
@@ -80,7 +78,7 @@ def parse_file(
     for any text: broken syntax still yields chunks (``had_errors``), and a grammar
     that fails altogether falls back to line windows.
     """
-    if not text.strip():
+    if not text or text.isspace():
         return ParseResult(language, (), (), False)
     lines = text.split("\n")
     tools = _tools(language) if language else None
@@ -89,9 +87,7 @@ def parse_file(
         try:
             return _FileParse(path, lines, language, project, settings, mapping).run(parser, text)
         except Exception:  # a grammar or mapping bug must never lose a file
-            log.warning(
-                "parsing %s as %s failed; indexing line windows", path, language, exc_info=True
-            )
+            log.warning("parsing %s as %s failed; indexing line windows", path, language, exc_info=True)
     chunks = _Chunker(path, lines, language, project, settings).windows()
     return ParseResult(language, tuple(chunks), (), False)
 

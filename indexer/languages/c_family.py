@@ -73,9 +73,7 @@ class CMapping(Mapping):
         if kind is SymbolKind.METHOD and owner and name == owner:
             kind = SymbolKind.CONSTRUCTOR
         body = node.child_by_field_name("body")
-        return Definition(
-            node, outer, name, name_node, kind, Role.FUNCTION, body, qualifier=qualifier
-        )
+        return Definition(node, outer, name, name_node, kind, Role.FUNCTION, body, qualifier=qualifier)
 
     def type_specifier(self, node: Node, outer: Node, alias: str) -> Definition | None:
         """A struct / union / enum / class with a body; anonymous ones take the typedef name."""

@@ -51,9 +51,7 @@ class GoMapping(Mapping):
             for spec in node.named_children:
                 for name_node in spec.children_by_field_name("name"):
                     found.append(
-                        Definition(
-                            spec, node, node_text(name_node), name_node, kind, Role.SYMBOL, None
-                        )
+                        Definition(spec, node, node_text(name_node), name_node, kind, Role.SYMBOL, None)
                     )
             return found
         return super().definitions(node, scope)

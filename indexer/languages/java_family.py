@@ -75,9 +75,7 @@ class KotlinMapping(Mapping):
             name_node = _child(node, ("simple_identifier",))
             kind = SymbolKind.METHOD if scope.in_class else SymbolKind.FUNCTION
             body = _child(node, ("function_body",))
-            return [
-                Definition(node, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)
-            ]
+            return [Definition(node, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)]
         if t == "secondary_constructor":
             keyword = node.child(0)
             return [

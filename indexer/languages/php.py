@@ -29,6 +29,7 @@ class PhpMapping(Mapping):
             found = self.from_rule(node, Rule(SymbolKind.NAMESPACE, Role.NAMESPACE), scope)
             if found is None:
                 return []
+            found.name = found.name.strip("\\").replace("\\", ".")  # App\Models → App.Models
             if found.body is None:
                 found.role = Role.SYMBOL
             return [found]

@@ -34,9 +34,7 @@ class RustMapping(Mapping):
                 "generic_type",
                 "scoped_type_identifier",
             ):
-                inner = type_node.child_by_field_name("type") or type_node.child_by_field_name(
-                    "name"
-                )
+                inner = type_node.child_by_field_name("type") or type_node.child_by_field_name("name")
                 if inner is None:
                     break
                 type_node = inner
@@ -47,11 +45,7 @@ class RustMapping(Mapping):
             name_node = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
             role = Role.NAMESPACE if body is not None else Role.SYMBOL
-            return [
-                Definition(
-                    node, node, node_text(name_node), name_node, SymbolKind.MODULE, role, body
-                )
-            ]
+            return [Definition(node, node, node_text(name_node), name_node, SymbolKind.MODULE, role, body)]
         return super().definitions(node, scope)
 
     def adjust_kind(self, kind: SymbolKind | None, name: str, scope: Scope) -> SymbolKind | None:

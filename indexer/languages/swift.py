@@ -38,20 +38,12 @@ class SwiftMapping(Mapping):
             body = node.child_by_field_name("body")
             if keyword == "extension":
                 if name_node is not None and name_node.type == "user_type":
-                    name_node = (
-                        name_node.named_children[0] if name_node.named_child_count else name_node
-                    )
-                return [
-                    Definition(node, node, node_text(name_node), name_node, None, Role.CLASS, body)
-                ]
+                    name_node = name_node.named_children[0] if name_node.named_child_count else name_node
+                return [Definition(node, node, node_text(name_node), name_node, None, Role.CLASS, body)]
             kind = _DECLARATION_KINDS.get(keyword, SymbolKind.CLASS)
             return [Definition(node, node, node_text(name_node), name_node, kind, Role.CLASS, body)]
         if node.type == "init_declaration":
             body = node.child_by_field_name("body")
             name_node = node.child_by_field_name("name")
-            return [
-                Definition(
-                    node, node, "init", name_node, SymbolKind.CONSTRUCTOR, Role.FUNCTION, body
-                )
-            ]
+            return [Definition(node, node, "init", name_node, SymbolKind.CONSTRUCTOR, Role.FUNCTION, body)]
         return super().definitions(node, scope)

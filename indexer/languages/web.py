@@ -9,9 +9,7 @@ from tree_sitter import Node
 from ..model import SymbolKind
 from .base import Definition, Mapping, Role, Rule, Scope, node_text
 
-_FUNCTION_VALUES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function"}
-)
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _CLASS_VALUES = frozenset({"class", "class_expression"})
 
 
@@ -103,19 +101,13 @@ def _variables(node: Node, scope: Scope) -> list[Definition]:
         if len(declarators) == 1 and value is not None and value.type in _FUNCTION_VALUES:
             kind = SymbolKind.METHOD if scope.in_class else SymbolKind.FUNCTION
             body = value.child_by_field_name("body")
-            return [
-                Definition(decl, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)
-            ]
+            return [Definition(decl, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)]
         if len(declarators) == 1 and value is not None and value.type in _CLASS_VALUES:
             body = value.child_by_field_name("body")
             return [
-                Definition(
-                    decl, node, node_text(name_node), name_node, SymbolKind.CLASS, Role.CLASS, body
-                )
+                Definition(decl, node, node_text(name_node), name_node, SymbolKind.CLASS, Role.CLASS, body)
             ]
         if not scope.container:
             kind = SymbolKind.CONSTANT if is_const else SymbolKind.VARIABLE
-            found.append(
-                Definition(decl, node, node_text(name_node), name_node, kind, Role.SYMBOL, None)
-            )
+            found.append(Definition(decl, node, node_text(name_node), name_node, kind, Role.SYMBOL, None))
     return found

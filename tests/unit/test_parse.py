@@ -6,12 +6,13 @@ import threading
 import typing
 
 import pytest
+from tree_sitter_language_pack import SupportedLanguage
+
 from codesift.indexer import parse as parse_module
 from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind, chunk_id, text_hash
 from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import ChunkSettings
 from codesift.indexer.text import search_text
-from tree_sitter_language_pack import SupportedLanguage
 
 DEFAULTS = ChunkSettings()
 
@@ -296,9 +297,7 @@ def test_empty_file_gives_no_chunks_and_no_error() -> None:
 
 def test_no_chunk_is_longer_than_max_chars() -> None:
     long_line = "x = '" + "a" * 250 + "'"
-    source = (
-        "def f():\n" + "\n".join(f"    y{i} = {i}" for i in range(30)) + "\n" + long_line + "\n"
-    )
+    source = "def f():\n" + "\n".join(f"    y{i} = {i}" for i in range(30)) + "\n" + long_line + "\n"
     settings = ChunkSettings(max_chars=100)
     result = parse(source, settings=settings)
     assert all(len(c.text) <= 100 for c in result.chunks)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind
 from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import ChunkSettings
@@ -516,6 +517,11 @@ def test_php_interface_trait_and_constructor() -> None:
         "Loggable.log": (SymbolKind.METHOD, "Loggable"),
         "User": (SymbolKind.CLASS, ""),
         "User.__construct": (SymbolKind.CONSTRUCTOR, "User"),
+    }
+    braced = parse("php", "<?php\nnamespace App\\Models {\n    class Post {}\n}\n")
+    assert symbols_of(braced) == {
+        "App.Models": (SymbolKind.NAMESPACE, ""),
+        "App.Models.Post": (SymbolKind.CLASS, "App.Models"),
     }
 
 
