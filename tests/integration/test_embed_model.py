@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from codesift.indexer.embed import OnnxEmbedder, make_embedder
 from codesift.indexer.settings import EmbedSettings
 
@@ -70,9 +71,7 @@ def test_batch_order_is_preserved_when_lengths_differ(cache_dir: Path) -> None:
 
 def test_embed_query_equals_embed_documents_of_the_same_text(embedder: OnnxEmbedder) -> None:
     query = "open a socket and retry on timeout"
-    np.testing.assert_allclose(
-        embedder.embed_query(query), embedder.embed_documents([query])[0], atol=1e-6
-    )
+    np.testing.assert_allclose(embedder.embed_query(query), embedder.embed_documents([query])[0], atol=1e-6)
     assert embedder.embed_query(query).shape == (384,)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from codesift.indexer.embed import (
     MODEL_DIR_ENV,
     OnnxEmbedder,
@@ -70,9 +71,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
             length = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(length)
             body = json.loads(raw)
-            state.requests.append(
-                {"path": self.path, "headers": dict(self.headers.items()), "body": body}
-            )
+            state.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
             reply = state.replies.pop(0) if state.replies else Reply()
             payload = reply.body
             if payload is None:
@@ -281,9 +280,7 @@ def test_openai_embedder_retries_429_after_retry_after_then_succeeds(
 
 
 def test_openai_embedder_gives_up_after_repeated_503(endpoint: FakeEndpoint) -> None:
-    endpoint.replies.extend(
-        Reply(status=503, body=b"busy", headers={"Retry-After": "0"}) for _ in range(5)
-    )
+    endpoint.replies.extend(Reply(status=503, body=b"busy", headers={"Retry-After": "0"}) for _ in range(5))
     with pytest.raises(EmbedError, match="HTTP 503"):
         OpenAIEmbedder(openai_settings(endpoint.url), retries=2).embed_documents(["x"])
     assert len(endpoint.requests) == 3
@@ -432,9 +429,7 @@ def test_model_dir_resolution_order_setting_then_env_then_prefix_then_home(
     assert resolve_model_dir(EmbedSettings(model_path=str(configured)), environ=env) == configured
 
 
-def test_model_dir_from_environment_variable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_model_dir_from_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     directory = fake_model_dir(tmp_path / "env-model")
     monkeypatch.setenv(MODEL_DIR_ENV, str(directory))
     assert OnnxEmbedder(EmbedSettings()).model_dir == directory
