@@ -11,6 +11,7 @@ Conventions, fixed for every module:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
@@ -152,6 +153,15 @@ class FileRecord:
     content_hash: str
     status: FileStatus
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file's new state: stored as a unit (chunks, symbols, then its files row)."""
+
+    record: FileRecord
+    chunks: Sequence[Chunk]
+    symbols: Sequence[Symbol]
 
 
 @dataclass(frozen=True, slots=True)

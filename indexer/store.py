@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from .errors import IndexMissingError, StoreError
 from .faults import crash_point
-from .model import Chunk, FileRecord, FileStatus, Symbol, SymbolKind
+from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
 
 log = logging.getLogger(__name__)
 
@@ -142,15 +142,6 @@ class IndexMeta:
     model_id: str
     dimension: int
     fingerprint: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class FileWrite:
-    """One file's new state: written as a unit (chunks, symbols, then its files row)."""
-
-    record: FileRecord
-    chunks: Sequence[Chunk]
-    symbols: Sequence[Symbol]
 
 
 @dataclass(frozen=True, slots=True)

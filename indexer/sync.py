@@ -9,6 +9,7 @@ still without a vector, reusing the (model, content hash) cache.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import logging
@@ -22,22 +23,21 @@ from pathlib import Path
 import numpy as np
 
 from .embed import Embedder, make_embedder
-from .errors import CodesiftError, EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
+from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
 from .faults import crash_point
-from .model import FileRecord, FileStatus, IndexReport, IndexStatus, WalkEntry
-from .parse import parse_file
+from .filework import process_file
+from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
 from .settings import Settings
 from .store import (
     CHUNKS,
     SCHEMA_VERSION,
     SYMBOLS,
-    FileWrite,
     IndexMeta,
     PendingChunk,
     Store,
     default_index_uri,
 )
-from .workspace import read_source, walk
+from .workspace import walk
 
 log = logging.getLogger(__name__)
 
@@ -251,25 +251,18 @@ def _sync_text(
     changed: list[str] = []
     total = len(todo)
     progress(Progress("parse", 0, total))
+    known = {e.path: _indexed_hash(records.get(e.path)) for e in todo}
     for done, entry in enumerate(todo, 1):
         if cancel.is_set():
             break
-        write = _process(entry, records.get(entry.path), settings, project, counters)
+        write = process_file(entry, known[entry.path], settings, project)
         crash_point("parse")
         if write is None:  # same content, new mtime
             rec = records[entry.path]
-            touched.append(
-                FileRecord(
-                    rec.path,
-                    rec.language,
-                    entry.size,
-                    entry.mtime_ns,
-                    rec.content_hash,
-                    rec.status,
-                    rec.reason,
-                )
-            )
+            touched.append(dataclasses.replace(rec, size=entry.size, mtime_ns=entry.mtime_ns))
         else:
+            counters.changed += 1
+            counters.failed += write.record.status == FileStatus.FAILED
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
@@ -282,83 +275,27 @@ def _sync_text(
     return changed
 
 
+def _indexed_hash(record: FileRecord | None) -> str:
+    return record.content_hash if record is not None and record.status == FileStatus.INDEXED else ""
+
+
+_WALK_SKIPS = tuple(
+    str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
+)
+
+
 def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
+    """Same size and mtime as when indexed (or skipped, for the same walk reason)."""
     if record is None:
         return False
     if entry.skip is not None:
         return record.status == FileStatus.SKIPPED and record.reason.startswith(str(entry.skip))
-    return (
-        record.status != FileStatus.SKIPPED
-        and record.size == entry.size
-        and record.mtime_ns == entry.mtime_ns
+    walk_skip_reasons = tuple(
+        str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
     )
-
-
-def _process(
-    entry: WalkEntry, record: FileRecord | None, settings: Settings, project: str, counters: _Counters
-) -> FileWrite | None:
-    """Read and parse one file; None when its content is what the index holds."""
-    if entry.skip is not None:
-        reason = f"{entry.skip}: {entry.detail}" if entry.detail else str(entry.skip)
-        counters.changed += 1
-        return FileWrite(
-            FileRecord(
-                entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason
-            ),
-            [],
-            [],
-        )
-    source = read_source(entry, settings.index.max_file_bytes)
-    if source.skip is not None:
-        reason = f"{source.skip}: {source.note}" if source.note else str(source.skip)
-        counters.changed += 1
-        return FileWrite(
-            FileRecord(
-                entry.path, entry.language, entry.size, entry.mtime_ns, "", FileStatus.SKIPPED, reason
-            ),
-            [],
-            [],
-        )
-    if (
-        record is not None
-        and record.status == FileStatus.INDEXED
-        and record.content_hash == source.content_hash
-    ):
-        return None
-    counters.changed += 1
-    try:
-        parsed = parse_file(entry.path, source.text, entry.language, project=project, settings=settings.chunk)
-    except CodesiftError as exc:  # parse_file falls back to windows; this is the last resort
-        counters.failed += 1
-        return FileWrite(
-            FileRecord(
-                entry.path,
-                entry.language,
-                entry.size,
-                entry.mtime_ns,
-                source.content_hash,
-                FileStatus.FAILED,
-                str(exc),
-            ),
-            [],
-            [],
-        )
-    note = source.note
-    if parsed.had_errors:
-        note = (note + "; " if note else "") + "syntax errors: chunked around them"
-    return FileWrite(
-        FileRecord(
-            entry.path,
-            parsed.language,
-            entry.size,
-            entry.mtime_ns,
-            source.content_hash,
-            FileStatus.INDEXED,
-            note,
-        ),
-        parsed.chunks,
-        parsed.symbols,
-    )
+    if record.status == FileStatus.SKIPPED and record.reason.startswith(walk_skip_reasons):
+        return False  # it was skipped by the walk and is a plain file now
+    return record.size == entry.size and record.mtime_ns == entry.mtime_ns
 
 
 def _flush(store: Store, batch: list[FileWrite], embedder: Embedder, counters: _Counters) -> None:

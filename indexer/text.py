@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 # Boundaries inside an identifier: lower→Upper, ACRONYMWord, letter↔digit.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-def split_identifier(word: str) -> list[str]:
-    """``validateCredentials`` → [validate, credentials]; ``HTTPServer_v2`` → [http, server, v, 2]."""
+@lru_cache(maxsize=65536)
+def _split(word: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in word.split("_"):
         parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
-    return parts
+    return tuple(parts)
+
+
+def split_identifier(word: str) -> list[str]:
+    """``validateCredentials`` → [validate, credentials]; ``HTTPServer_v2`` → [http, server, v, 2]."""
+    return list(_split(word))
 
 
 def search_text(text: str) -> str:
@@ -25,10 +31,6 @@ def search_text(text: str) -> str:
     column still finds the whole identifier.
     """
     out: list[str] = []
-    for m in _WORD.finditer(text):
-        parts = split_identifier(m.group(0))
-        if len(parts) > 1:
-            out.extend(parts)
-        elif parts:
-            out.append(parts[0])
+    for word in _WORD.findall(text):
+        out.extend(_split(word))
     return " ".join(out)

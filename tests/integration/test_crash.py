@@ -55,7 +55,7 @@ def index(root: Path, kill_at: str | None = None) -> subprocess.CompletedProcess
 def assert_searchable(root: Path) -> None:
     """A reader opening the index now sees whole tables and can run BM25 and vector queries."""
     db = lancedb.connect(index_uri_for(root, load_settings(root)))
-    if "chunks" not in db.table_names():
+    if "chunks" not in db.list_tables().tables:
         return  # killed before the first table existed: nothing to read yet, nothing half-written
     chunks = db.open_table("chunks")
     ids = chunks.to_arrow().column("id").to_pylist()
