@@ -161,7 +161,12 @@ class Settings:
         c = self.chunk
         return {
             "chunking": f"{c.max_lines}/{c.min_lines}/{c.max_chars}/{c.window_lines}",
+            "max_tokens": str(self.embed.max_tokens),
         }
+
+    def vector_cache_key(self, model_id: str) -> str:
+        """The embedding cache's key: the model and what changes its vectors for the same text."""
+        return f"{model_id}@{self.embed.max_tokens}"
 
 
 _SECTIONS: dict[str, type[object]] = {

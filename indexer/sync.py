@@ -266,10 +266,10 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            _flush(store, batch, embedder, counters)
+            _flush(store, batch, embedder, settings, counters)
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    _flush(store, batch, embedder, counters)
+    _flush(store, batch, embedder, settings, counters)
     store.touch_files(touched)
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
@@ -298,11 +298,13 @@ def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
     return record.size == entry.size and record.mtime_ns == entry.mtime_ns
 
 
-def _flush(store: Store, batch: list[FileWrite], embedder: Embedder, counters: _Counters) -> None:
+def _flush(
+    store: Store, batch: list[FileWrite], embedder: Embedder, settings: Settings, counters: _Counters
+) -> None:
     if not batch:
         return
     hashes = [c.content_hash for w in batch for c in w.chunks]
-    cached = store.cache_lookup(embedder.model_id, embedder.dimension, hashes)
+    cached = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
     counters.from_cache += sum(1 for h in hashes if h in cached)
     store.write_files(batch, embedder.dimension, cached)
     counters.chunks_written += len(hashes)
@@ -347,7 +349,7 @@ def embed_pending(
         for p in pending:
             by_hash.setdefault(p.content_hash, []).append(p.id)
             texts[p.content_hash] = p.text
-        cached = store.cache_lookup(embedder.model_id, embedder.dimension, by_hash)
+        cached = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, by_hash)
         missing = [h for h in by_hash if h not in cached]
         if missing:
             try:
@@ -355,7 +357,7 @@ def embed_pending(
             except EmbedError as exc:
                 log.error("embedding stopped, %d chunks keep no vector: %s", total - done, exc)
                 raise
-            store.cache_put(embedder.model_id, embedder.dimension, missing, vecs)
+            store.cache_put(settings.vector_cache_key(embedder.model_id), embedder.dimension, missing, vecs)
             for h, v in zip(missing, vecs, strict=True):
                 cached[h] = v
             counters.embedded += len(missing)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from codesift.indexer.errors import QueryError
 from codesift.indexer.search import grep as grep_module
 from codesift.indexer.search.grep import GrepResult, Passage, grep
@@ -158,9 +159,7 @@ def test_grep_pattern_matching_every_line_is_capped_by_max_matches(tmp_path: Pat
     assert result.truncated and "max_matches" in result.reason
 
 
-def test_grep_timeout_kills_ripgrep_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_grep_timeout_kills_ripgrep_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     slow = tmp_path / "slow-rg"
     slow.write_text("#!/bin/sh\nexec sleep 30\n")
     slow.chmod(slow.stat().st_mode | stat.S_IEXEC)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from codesift.indexer.errors import WorkspaceError
 from codesift.indexer.model import SkipReason, WalkEntry, text_hash
 from codesift.indexer.settings import IndexSettings
@@ -135,9 +136,7 @@ def test_include_globs_keep_only_matching_files_and_still_descend(ws: Path) -> N
     assert sorted(entries(ws, settings)) == ["a.py", "deep/er/b.py", "docs/guide.md"]
 
 
-def test_unreadable_directory_is_reported_not_raised(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unreadable_directory_is_reported_not_raised(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(ws, "ok.py")
     write(ws, "locked/secret.py")
     real_scandir = os.scandir

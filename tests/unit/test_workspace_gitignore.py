@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from codesift.indexer.settings import IndexSettings
 from codesift.indexer.workspace import IgnoreMatcher, walk
 
@@ -188,9 +189,7 @@ def make_tricky_repo(root: Path, global_config: Path) -> Path:
     return root
 
 
-def test_walk_lists_exactly_the_files_git_lists(
-    tmp_path: Path, _git_sees_no_user_config: Path
-) -> None:
+def test_walk_lists_exactly_the_files_git_lists(tmp_path: Path, _git_sees_no_user_config: Path) -> None:
     repo = make_tricky_repo(tmp_path / "repo", _git_sees_no_user_config)
     expected = git_files(repo)
     assert walked(repo) == expected
@@ -218,9 +217,7 @@ def test_walk_is_sorted_by_path(tmp_path: Path, _git_sees_no_user_config: Path) 
     assert paths == sorted(paths)
 
 
-def test_ignore_matcher_agrees_with_git_check_ignore(
-    tmp_path: Path, _git_sees_no_user_config: Path
-) -> None:
+def test_ignore_matcher_agrees_with_git_check_ignore(tmp_path: Path, _git_sees_no_user_config: Path) -> None:
     repo = make_tricky_repo(tmp_path / "repo", _git_sees_no_user_config)
     matcher = IgnoreMatcher(repo, NO_EXTRA_RULES)
     files = all_files(repo)
