@@ -25,6 +25,8 @@ model: setup
 demo: setup
 	$(BIN)/codesift index .
 	$(BIN)/codesift status .
+	$(BIN)/codesift search "how are a file's chunks replaced in the index" --limit 3
+	$(BIN)/codesift symbols Store --limit 8
 
 test: setup
 	$(BIN)/python -m pytest -q
