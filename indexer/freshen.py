@@ -1,0 +1,190 @@
+"""Keep an index fresh one file at a time: what a language server does on save.
+
+``reindex_paths`` re-reads only the paths it is given (saved, created, deleted
+or renamed files) with the same rules as the full walk, and replaces their
+rows under the writer lock. ``embed_vectors`` fills in pending vectors — the
+given paths' first — under the same lock, and stops between batches when
+asked, so a later save never waits for a whole workspace's embeddings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .embed import Embedder
+from .errors import IndexMissingError
+from .filework import process_file
+from .model import FileRecord, FileWrite
+from .settings import Settings
+from .store import CHUNKS, Store
+from .sync import (
+    ProgressFn,
+    _Counters,
+    _flush,
+    _indexed_hash,
+    _no_progress,
+    _rebuild_reason,
+    _wanted_meta,
+    embed_pending,
+    index_uri_for,
+    writer_lock,
+)
+from .workspace import IgnoreMatcher
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FreshenReport:
+    """What one ``reindex_paths`` call did."""
+
+    changed: tuple[str, ...]  # rows replaced (new, edited, or newly skipped / failed)
+    removed: tuple[str, ...]  # gone from disk or now ignored: rows deleted
+    unchanged: int  # same content as indexed (at most the mtime moved)
+    chunks_written: int
+    chunks_embedded: int
+    vectors_pending: int
+    seconds: float
+
+
+def normalise_paths(paths: Iterable[str]) -> list[str]:
+    """Workspace-relative POSIX paths, deduplicated, in order; ``..`` and absolute paths dropped."""
+    out: dict[str, None] = {}
+    for raw in paths:
+        parts = [p for p in raw.replace(os.sep, "/").split("/") if p not in ("", ".")]
+        if not parts or ".." in parts or raw.startswith("/"):
+            log.warning("ignoring a path outside the workspace: %s", raw)
+            continue
+        out["/".join(parts)] = None
+    return list(out)
+
+
+def _open_for_write(uri: str, root: Path, settings: Settings, embedder: Embedder) -> Store:
+    store = Store(uri)
+    reason = _rebuild_reason(store.read_meta(), _wanted_meta(settings, embedder))
+    if reason:
+        raise IndexMissingError(
+            f"the index of {root} needs a full build ({reason}): run `codesift index {root}`"
+        )
+    return store
+
+
+def reindex_paths(
+    root: Path,
+    settings: Settings,
+    paths: Iterable[str],
+    *,
+    embedder: Embedder,
+    matcher: IgnoreMatcher | None = None,
+    project: str = "",
+    embed: bool = True,
+    wait: bool = True,
+    cancel: threading.Event | None = None,
+    progress: ProgressFn = _no_progress,
+) -> FreshenReport:
+    """Re-index only ``paths`` (workspace-relative): each file's rows replaced as a unit.
+
+    A path the walk would not yield any more (deleted, now ignored, a directory
+    that is gone) loses its rows, as do indexed files under a vanished
+    directory. With ``embed`` the pending vectors are filled in afterwards,
+    these paths' first. Raises IndexMissingError when there is no usable index
+    (none yet, or a schema / model / settings change that needs a full build).
+    """
+    started = time.perf_counter()
+    root = root.resolve()
+    project = project or root.name
+    wanted = normalise_paths(paths)
+    matcher = matcher or IgnoreMatcher(root, settings.index)
+    counters = _Counters()
+    with writer_lock(index_uri_for(root, settings), wait=wait):
+        store = _open_for_write(index_uri_for(root, settings), root, settings, embedder)
+        records = store.file_records()
+        batch: list[FileWrite] = []
+        touched: list[FileRecord] = []
+        removed: list[str] = []
+        unchanged = 0
+        for path in wanted:
+            entry = matcher.entry(path)
+            if entry is None:
+                removed += _gone(root, path, records)
+                continue
+            write = process_file(entry, _indexed_hash(records.get(path)), settings, project)
+            if write is None:
+                unchanged += 1
+                rec = records[path]
+                touched.append(dataclasses.replace(rec, size=entry.size, mtime_ns=entry.mtime_ns))
+            else:
+                batch.append(write)
+        removed = list(dict.fromkeys(removed))
+        store.remove_files(removed)
+        _flush(store, batch, embedder, settings, counters)
+        store.touch_files(touched)
+        changed = tuple(w.record.path for w in batch)
+        if embed:
+            embed_pending(store, embedder, settings, counters, progress, cancel, first=changed)
+        pending = store.count(CHUNKS, "vector IS NULL")
+    report = FreshenReport(
+        changed=changed,
+        removed=tuple(removed),
+        unchanged=unchanged,
+        chunks_written=counters.chunks_written,
+        chunks_embedded=counters.embedded,
+        vectors_pending=pending,
+        seconds=time.perf_counter() - started,
+    )
+    log.info(
+        "re-indexed %d paths: %d changed, %d removed, %d unchanged in %.0f ms",
+        len(wanted),
+        len(changed),
+        len(removed),
+        unchanged,
+        report.seconds * 1000,
+    )
+    return report
+
+
+def _gone(root: Path, path: str, records: dict[str, FileRecord]) -> list[str]:
+    """Indexed paths to forget for a path the walk no longer yields."""
+    out = [path] if path in records else []
+    if not (root / path).is_dir():  # a vanished (or ignored) directory takes its files along
+        prefix = path + "/"
+        out += [p for p in records if p.startswith(prefix)]
+    return out
+
+
+def embed_vectors(
+    root: Path,
+    settings: Settings,
+    *,
+    embedder: Embedder,
+    first: Sequence[str] = (),
+    wait: bool = True,
+    cancel: threading.Event | None = None,
+    progress: ProgressFn = _no_progress,
+) -> int:
+    """Embed the chunks still without a vector (``first`` paths first) under the writer lock.
+
+    Stops between batches when ``cancel`` is set; what was embedded stays.
+    Returns how many chunks received a vector.
+    """
+    root = root.resolve()
+    uri = index_uri_for(root, settings)
+    with writer_lock(uri, wait=wait):
+        store = _open_for_write(uri, root, settings, embedder)
+        return embed_pending(store, embedder, settings, progress=progress, cancel=cancel, first=first)
+
+
+def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> None:
+    """Compact the tables and fold new rows into the indices (after a burst of saves)."""
+    uri = index_uri_for(root.resolve(), settings)
+    with writer_lock(uri, wait=wait):
+        store = Store(uri)
+        if store.read_meta() is not None:
+            store.optimize()

@@ -1,0 +1,101 @@
+"""Re-indexing single files (what the server does on save): real LanceDB, real model."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.errors import IndexMissingError
+from codesift.indexer.freshen import embed_vectors, normalise_paths, reindex_paths
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchRequest
+from codesift.indexer.search.symbols import find_symbols
+from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.sync import index_status, index_workspace, open_store
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return make_embedder(Settings().embed)
+
+
+def test_normalise_paths_drops_outside_paths_and_duplicates() -> None:
+    assert normalise_paths(["a/b.py", "./a/b.py", "../x.py", "/etc/passwd", "c//d.py"]) == [
+        "a/b.py",
+        "c/d.py",
+    ]
+
+
+def test_reindex_paths_without_an_index_raises_index_missing(workspace: Path, embedder: Embedder) -> None:
+    with pytest.raises(IndexMissingError):
+        reindex_paths(workspace, load_settings(workspace), ["app/auth.py"], embedder=embedder)
+
+
+def test_saved_new_function_is_found_by_bm25_symbols_and_vectors(workspace: Path, embedder: Embedder) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder)
+    (workspace / "app" / "upload.py").write_text(
+        "def compress_payload(blob):\n    '''Shrink the upload with zlib.'''\n    return blob\n",
+        encoding="utf-8",
+    )
+    report = reindex_paths(workspace, settings, ["app/upload.py"], embedder=embedder)
+    assert report.changed == ("app/upload.py",)
+    assert report.vectors_pending == 0 and report.chunks_embedded >= 1
+    store = open_store(workspace, settings)
+    assert [h.symbol.name for h in find_symbols(store, "compress_payload")] == ["compress_payload"]
+    assert find_symbols(store, "retry_upload") == []
+    hits = search(store, SearchRequest("compress_payload", mode="bm25"), settings, root=workspace).hits
+    assert hits and hits[0].chunk.path == "app/upload.py"
+    vec = search(
+        store, SearchRequest("shrink upload zlib", mode="vector"), settings, root=workspace, embedder=embedder
+    ).hits
+    assert vec and vec[0].chunk.path == "app/upload.py"
+
+
+def test_deleted_and_ignored_paths_lose_their_rows(workspace: Path, embedder: Embedder) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder)
+    (workspace / "app" / "config.py").unlink()
+    (workspace / ".gitignore").write_text("web/\n", encoding="utf-8")
+    report = reindex_paths(
+        workspace, settings, ["app/config.py", "web/client.js", ".gitignore"], embedder=embedder, embed=False
+    )
+    assert set(report.removed) == {"app/config.py", "web/client.js"}
+    store = open_store(workspace, settings)
+    assert find_symbols(store, "parse_config") == [] and find_symbols(store, "ApiClient") == []
+    assert index_status(workspace, settings).files_indexed == 4  # auth, upload, README, .gitignore
+
+
+def test_vanished_directory_takes_its_files_along(workspace: Path, embedder: Embedder) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder, embed=False)
+    for f in (workspace / "web").iterdir():
+        f.unlink()
+    (workspace / "web").rmdir()
+    report = reindex_paths(workspace, settings, ["web"], embedder=embedder, embed=False)
+    assert report.removed == ("web/client.js",)
+
+
+def test_unchanged_file_is_not_rewritten(workspace: Path, embedder: Embedder) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder)
+    (workspace / "app" / "auth.py").touch()
+    report = reindex_paths(workspace, settings, ["app/auth.py"], embedder=embedder)
+    assert report.changed == () and report.unchanged == 1 and report.chunks_written == 0
+
+
+def test_embed_vectors_stops_when_cancelled_and_resumes(workspace: Path, embedder: Embedder) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder, embed=False)
+    pending = index_status(workspace, settings).vectors_pending
+    assert pending > 0
+    stop = threading.Event()
+    stop.set()
+    assert embed_vectors(workspace, settings, embedder=embedder, cancel=stop) == 0
+    assert embed_vectors(workspace, settings, embedder=embedder, first=["app/auth.py"]) == pending
+    assert index_status(workspace, settings).vectors_pending == 0
