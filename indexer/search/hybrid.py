@@ -69,9 +69,17 @@ def _weights(request: SearchRequest, settings: Settings) -> dict[Source, float]:
 
 
 def grep_pattern(keywords: str) -> str:
-    """An alternation of the keywords' identifiers, escaped: what hybrid greps for."""
-    words = [w for w in dict.fromkeys(keywords.split()) if sanitize(w)]
-    return "|".join(re.escape(w.strip("()[]{}\"'`,;:")) for w in words if w.strip("()[]{}\"'`,;:"))
+    """An alternation of the keywords, escaped: what hybrid greps for.
+
+    Words shorter than three characters and stop words are left to BM25: as
+    grep patterns they match nearly every line.
+    """
+    words = []
+    for raw in keywords.split():
+        w = raw.strip("()[]{}\"'`,;:")
+        if len(w) >= 3 and sanitize(w) and w.lower() not in STOP_WORDS:
+            words.append(w)
+    return "|".join(re.escape(w) for w in dict.fromkeys(words))
 
 
 def _timed(fn: Callable[[], T], millis: dict[str, float], name: str) -> T:
