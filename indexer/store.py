@@ -167,6 +167,8 @@ class Store:
         except Exception as exc:
             raise StoreError(f"cannot open the index at {uri}: {exc}") from exc
         self._tables: dict[str, lancedb.table.Table] = {}
+        self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
+        self._meta: tuple[int, IndexMeta | None] | None = None
 
     # ----- opening -------------------------------------------------------------
 
@@ -223,6 +225,8 @@ class Store:
         The embedding caches survive: they are keyed by model and content hash.
         """
         self._tables.clear()
+        self._counts.clear()
+        self._meta = None
         # meta first goes away, so a crash mid-rebuild is seen as "no index".
         for name in (META, FILES, CHUNKS, SYMBOLS):
             if name in self.table_names():
@@ -263,7 +267,28 @@ class Store:
         return set(col.unique().to_pylist())
 
     def count(self, table: str, where: str | None = None) -> int:
-        return int(self._table(table).count_rows(where))
+        """Rows of a table matching ``where``, remembered until the table's next commit."""
+        tbl = self._table(table)
+        version = tbl.version
+        key = (table, where)
+        hit = self._counts.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        n = int(tbl.count_rows(where))
+        self._counts[key] = (version, n)
+        return n
+
+    def current_meta(self) -> IndexMeta | None:
+        """``read_meta`` for the hot path: re-read only when the meta table changed."""
+        try:
+            version = self._table(META).version
+        except (IndexMissingError, OSError, RuntimeError, ValueError):
+            return self.read_meta()
+        if self._meta is not None and self._meta[0] == version:
+            return self._meta[1]
+        meta = self.read_meta()
+        self._meta = (version, meta)
+        return meta
 
     def pending_vectors(self, limit: int, paths: Sequence[str] = ()) -> list[PendingChunk]:
         """Chunks still without a vector (optionally only of some paths)."""

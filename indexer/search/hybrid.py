@@ -130,7 +130,7 @@ def search(
     futures: dict[Source, Future[list[str]]] = {}
     dropped = [0]
     if want_vec and embedder is not None:
-        meta = store.read_meta()
+        meta = store.current_meta()
         if meta is not None and meta.model_id != embedder.model_id:
             notes.append(
                 f"semantic search skipped: the index holds {meta.model_id} vectors but the settings "
