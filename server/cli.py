@@ -481,5 +481,22 @@ def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
         sys.exit(1)
 
 
+@main.command()
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default).")
+@click.option("--tcp", "tcp", default=None, metavar="HOST:PORT", help="Listen on a TCP socket instead.")
+def serve(stdio: bool, tcp: str | None) -> None:
+    """Run the language server (stdio by default; --tcp HOST:PORT to listen on a socket)."""
+    from codesift.server.lsp import create_server
+
+    server = create_server()
+    if tcp is None:
+        server.start_io()
+        return
+    host, _, port = tcp.rpartition(":")
+    if not port.isdigit():
+        raise click.BadParameter(f"expected HOST:PORT, got {tcp!r}", param_hint="--tcp")
+    server.start_tcp(host or "127.0.0.1", int(port))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,372 @@
+"""The one translator between the engine's types and the protocol's.
+
+Engine positions are 1-based lines and 0-based code-point columns; LSP
+positions are 0-based lines and columns in the negotiated encoding (UTF-16
+unless the client offered another). Wire objects are camelCase; engine
+settings and requests are snake_case. Engine errors become JSON-RPC errors
+here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import types as pytypes
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from codesift.indexer.errors import CodesiftError, ConfigError, IndexBusyError, QueryError
+from codesift.indexer.model import IndexStatus, Span, Symbol
+from codesift.indexer.search.grep import GrepResult, Passage
+from codesift.indexer.search.results import SearchHit, SearchReport, SearchResult
+from codesift.indexer.search.symbols import SymbolHit
+from codesift.indexer.sync import Progress
+
+T = TypeVar("T")
+
+# LSP's RequestFailed: the request was valid but the server could not answer it.
+REQUEST_FAILED = -32803
+INDEX_BUSY = -32802  # ServerCancelled: try again later
+
+LineText = Callable[[str, int], str | None]  # (workspace-relative path, 1-based line) → text
+
+
+# ----- names: camelCase on the wire, snake_case in the engine ----------------------------
+
+
+def snake(name: str) -> str:
+    """``semanticWeight`` → ``semantic_weight`` (snake_case passes through)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def camel(name: str) -> str:
+    """``semantic_weight`` → ``semanticWeight``."""
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def settings_overrides(options: object) -> dict[str, object]:
+    """initializationOptions / workspace configuration → the engine's override layer.
+
+    ``{"search": {"semanticWeight": 0.9}}`` → ``{"search": {"semantic_weight": 0.9}}``.
+    Raises ConfigError when the shape is wrong (values are checked by load_settings).
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"codesift settings must be an object; got {type(options).__name__}")
+    out: dict[str, object] = {}
+    for section, values in options.items():
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"codesift settings: {section!r} must be an object")
+        out[snake(str(section))] = {snake(str(k)): v for k, v in values.items()}
+    return out
+
+
+# ----- command arguments ------------------------------------------------------------------
+
+
+def invalid(message: str) -> JsonRpcInvalidParams:
+    """The error every malformed request answers with."""
+    return JsonRpcInvalidParams(message=message)
+
+
+def structure(cls: type[T], value: object, where: str = "arguments") -> T:
+    """A camelCase JSON object → a frozen engine dataclass, checked field by field.
+
+    Unknown keys, missing required keys and wrong types raise InvalidParams
+    naming the offending key.
+    """
+    if not isinstance(value, Mapping):
+        raise invalid(f"{where} must be an object; got {type(value).__name__}")
+    assert dataclasses.is_dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, object] = {}
+    for key, raw in value.items():
+        name = snake(str(key))
+        if name not in fields:
+            allowed = ", ".join(camel(n) for n in fields)
+            raise invalid(f"{where}: unknown option {key!r} (options: {allowed})")
+        kwargs[name] = _value(hints[name], raw, f"{where}.{key}")
+    for name, f in fields.items():
+        no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if no_default and name not in kwargs:
+            raise invalid(f"{where}: {camel(name)!r} is required")
+    return cls(**kwargs)
+
+
+def _value(hint: object, raw: object, where: str) -> object:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, pytypes.UnionType):
+        if raw is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _value(inner[0], raw, where)
+    if origin is Literal:
+        if raw not in args:
+            raise invalid(f"{where} must be one of {', '.join(map(str, args))}; got {raw!r}")
+        return raw
+    if origin is tuple:
+        items = [raw] if isinstance(raw, str) else raw
+        if not isinstance(items, list):
+            raise invalid(f"{where} must be a list; got {raw!r}")
+        return tuple(_value(args[0], item, where) for item in items)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        try:
+            return hint(raw)
+        except ValueError:
+            raise invalid(f"{where} must be one of {', '.join(str(m.value) for m in hint)}") from None
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return structure(hint, raw, where)
+    if hint is bool:
+        if not isinstance(raw, bool):
+            raise invalid(f"{where} must be true or false; got {raw!r}")
+        return raw
+    if hint is int:
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise invalid(f"{where} must be an integer; got {raw!r}")
+        return raw
+    if hint is float:
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise invalid(f"{where} must be a number; got {raw!r}")
+        return float(raw)
+    if hint is str:
+        if not isinstance(raw, str):
+            raise invalid(f"{where} must be a string; got {raw!r}")
+        return raw
+    raise invalid(f"{where}: unsupported option type")  # pragma: no cover
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """Map engine errors to JSON-RPC errors, in one place: bad input → InvalidParams."""
+    try:
+        yield
+    except (QueryError, ConfigError) as exc:
+        raise invalid(str(exc)) from exc
+    except IndexBusyError as exc:
+        raise JsonRpcException(str(exc), INDEX_BUSY) from exc
+    except CodesiftError as exc:
+        raise JsonRpcException(str(exc), REQUEST_FAILED) from exc
+
+
+# ----- positions and locations --------------------------------------------------------------
+
+
+def file_uri(root: Path, rel_path: str) -> str:
+    """The URI of a workspace-relative path."""
+    return (root / rel_path).as_uri()
+
+
+def uri_path(uri: str) -> Path | None:
+    """The file-system path of a ``file:`` URI (None for other schemes)."""
+    path = to_fs_path(uri)
+    return None if path is None else Path(path)
+
+
+def client_column(line_text: str | None, column: int, encoding: str) -> int:
+    """A code-point column → the client's units (UTF-16 code units, UTF-8 bytes or code points)."""
+    if line_text is None or column <= 0 or line_text.isascii() or encoding == lsp.PositionEncodingKind.Utf32:
+        return max(column, 0)
+    prefix = line_text[:column]
+    if encoding == lsp.PositionEncodingKind.Utf8:
+        return len(prefix.encode("utf-8", "surrogatepass"))
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def to_range(span: Span, path: str, lines: LineText, encoding: str) -> lsp.Range:
+    """An engine span (1-based lines, code-point columns) → an LSP range."""
+    start, end = span.start, span.end
+    first = lines(path, start.line)
+    last = first if end.line == start.line else lines(path, end.line)
+    return lsp.Range(
+        start=lsp.Position(line=start.line - 1, character=client_column(first, start.column, encoding)),
+        end=lsp.Position(line=end.line - 1, character=client_column(last, end.column, encoding)),
+    )
+
+
+def line_range(start_line: int, end_line: int) -> lsp.Range:
+    """Whole lines ``start_line``..``end_line`` (1-based, inclusive): ends at the next line's start."""
+    return lsp.Range(
+        start=lsp.Position(line=start_line - 1, character=0), end=lsp.Position(line=end_line, character=0)
+    )
+
+
+def workspace_symbol(root: Path, sym: Symbol, lines: LineText, encoding: str) -> lsp.WorkspaceSymbol:
+    """An engine symbol → a WorkspaceSymbol whose location is its name."""
+    return lsp.WorkspaceSymbol(
+        name=sym.name,
+        kind=lsp.SymbolKind(int(sym.kind)),
+        location=lsp.Location(
+            uri=file_uri(root, sym.path), range=to_range(sym.selection_range, sym.path, lines, encoding)
+        ),
+        container_name=sym.container or None,
+    )
+
+
+# ----- command results (JSON, camelCase, with LSP locations) -------------------------------
+
+
+def _report_json(report: SearchReport) -> dict[str, object]:
+    return {camel(f.name): getattr(report, f.name) for f in dataclasses.fields(report)}
+
+
+def hit_json(root: Path, hit: SearchHit) -> dict[str, object]:
+    """One search hit: location of its lines plus text, score, sources and highlights."""
+    c = hit.chunk
+    return {
+        "location": lsp.Location(uri=file_uri(root, c.path), range=line_range(c.start_line, c.end_line)),
+        "path": c.path,
+        "project": c.project,
+        "startLine": c.start_line,
+        "endLine": c.end_line,
+        "score": hit.score,
+        "matchType": hit.match_type.value,
+        "sources": [s.value for s in hit.sources],
+        "symbol": c.symbol,
+        "kind": c.kind.value,
+        "language": c.language,
+        "text": c.text,
+        "highlights": [list(h) for h in hit.highlights],
+        "stale": hit.stale,
+    }
+
+
+def search_json(found: Sequence[tuple[Path, SearchResult]], limit: int, notes: Sequence[str]) -> object:
+    """Results of one search over several projects: best hits first, one merged report."""
+    hits = sorted(((root, h) for root, r in found for h in r.hits), key=lambda rh: -rh[1].score)[:limit]
+    reports = [r.report for _, r in found]
+    per: dict[str, int] = {}
+    for r in reports:
+        for k, v in r.per_source.items():
+            per[k] = per.get(k, 0) + v
+    return {
+        "hits": [hit_json(root, h) for root, h in hits],
+        "report": {
+            "chars": sum(len(h.chunk.text) for _, h in hits),
+            "uniqueFiles": len({(root, h.chunk.path) for root, h in hits}),
+            "chunks": len(hits),
+            "perSource": per,
+            "millis": max((r.millis.get("total", 0.0) for r in reports), default=0.0),
+            "notes": [*notes, *(n for r in reports for n in r.notes)],
+            "droppedByThreshold": sum(r.dropped_by_threshold for r in reports),
+            "keywords": reports[0].keywords if reports else "",
+            "projects": [_report_json(r) for r in reports],
+        },
+    }
+
+
+def _passage_json(root: Path, p: Passage, encoding: str) -> dict[str, object]:
+    lines = p.text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    matches: list[lsp.Location] = []
+    for a, b in p.highlights:
+        i = max(0, next((k for k in range(len(lines)) if offsets[k + 1] > a), len(lines) - 1))
+        j = max(0, next((k for k in range(len(lines)) if offsets[k + 1] > b - 1), len(lines) - 1))
+        rng = lsp.Range(
+            start=lsp.Position(p.start_line + i - 1, client_column(lines[i], a - offsets[i], encoding)),
+            end=lsp.Position(p.start_line + j - 1, client_column(lines[j], b - offsets[j], encoding)),
+        )
+        matches.append(lsp.Location(uri=file_uri(root, p.path), range=rng))
+    return {
+        "location": lsp.Location(uri=file_uri(root, p.path), range=line_range(p.start_line, p.end_line)),
+        "path": p.path,
+        "startLine": p.start_line,
+        "endLine": p.end_line,
+        "matchLines": list(p.match_lines),
+        "matches": matches,
+        "text": p.text,
+    }
+
+
+def grep_json(found: Sequence[tuple[Path, GrepResult]], encoding: str) -> object:
+    """Grep passages of every project, each with its match locations."""
+    return {
+        "passages": [_passage_json(root, p, encoding) for root, r in found for p in r.passages],
+        "files": sum(r.files for _, r in found),
+        "matches": sum(r.matches for _, r in found),
+        "truncated": any(r.truncated for _, r in found),
+        "reasons": [r.reason for _, r in found if r.reason],
+        "millis": max((r.millis for _, r in found), default=0.0),
+    }
+
+
+def symbols_json(
+    found: Sequence[tuple[Path, Sequence[SymbolHit]]],
+    lines: Callable[[Path], LineText],
+    encoding: str,
+    notes: Sequence[str] = (),
+) -> object:
+    """Symbol hits of every project with their locations and how they matched."""
+    out: list[dict[str, object]] = []
+    for root, hits in found:
+        for h in hits:
+            s = h.symbol
+            out.append(
+                {
+                    "name": s.name,
+                    "qualifiedName": s.qualified_name,
+                    "kind": lsp.SymbolKind(int(s.kind)),
+                    "containerName": s.container,
+                    "location": lsp.Location(
+                        uri=file_uri(root, s.path), range=to_range(s.range, s.path, lines(root), encoding)
+                    ),
+                    "selectionRange": to_range(s.selection_range, s.path, lines(root), encoding),
+                    "match": h.match.name.lower(),
+                    "score": h.score,
+                    "language": s.language,
+                }
+            )
+    return {"symbols": out, "notes": list(notes)}
+
+
+def status_json(statuses: Sequence[tuple[IndexStatus, str]]) -> object:
+    """Index status of every project plus what the server is doing with it."""
+    out: list[dict[str, object]] = []
+    for st, activity in statuses:
+        row = {
+            camel(f.name): getattr(st, f.name)
+            for f in dataclasses.fields(st)
+            if f.name not in ("skipped", "failed", "notes")
+        }
+        row["skipped"] = [{"path": r.path, "reason": r.reason} for r in st.skipped[:100]]
+        row["failed"] = [{"path": r.path, "reason": r.reason} for r in st.failed[:100]]
+        row["activity"] = activity
+        row["uri"] = Path(st.root).as_uri()
+        out.append(row)
+    return {"projects": out}
+
+
+# ----- progress -----------------------------------------------------------------------------
+
+_PHASE_SHARE = {
+    "walk": (0, 2),
+    "parse": (2, 50),
+    "embed": (50, 98),
+    "optimize": (98, 100),
+    "done": (100, 100),
+}
+
+
+def progress_report(p: Progress, project: str) -> lsp.WorkDoneProgressReport:
+    """An engine progress tick → a report: text phase 0–50 %, vectors 50–98 %."""
+    lo, hi = _PHASE_SHARE.get(p.phase, (0, 100))
+    frac = p.done / p.total if p.total else 0.0
+    pct = int(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
+    counts = f" {p.done}/{p.total}" if p.total else ""
+    what = {"parse": "files", "embed": "chunks"}.get(p.phase, "")
+    return lsp.WorkDoneProgressReport(
+        message=f"{project}: {p.phase}{counts} {what}".rstrip(), percentage=pct, cancellable=True
+    )

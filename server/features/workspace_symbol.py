@@ -1,0 +1,83 @@
+"""``workspace/symbol``: names from the symbol table, then — for a query that reads as
+words, or one with few name matches — definitions enclosing hybrid search hits."""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types as lsp
+
+from codesift.indexer.enclosing import enclosing_symbols
+from codesift.indexer.errors import CodesiftError, IndexMissingError
+from codesift.indexer.model import Symbol
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchRequest
+from codesift.indexer.search.symbols import SymbolMatch, find_symbols
+
+from .. import convert
+from ..lsp import CodesiftServer
+from ..projects import Project
+
+log = logging.getLogger(__name__)
+
+LIMIT = 100
+SEARCH_LIMIT = 20
+MIN_NAME_MATCHES = 3
+
+
+def project_symbols(project: Project, query: str) -> list[Symbol]:
+    """Name matches first, then the definitions around hybrid search hits."""
+    try:
+        store = project.store()
+    except IndexMissingError:
+        log.info("%s", project.missing_note())
+        return []
+    words = " " in query
+    named = [] if words else find_symbols(store, query, limit=LIMIT, index=project.symbol_index())
+    strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
+    out = [h.symbol for h in named]
+    if words or len(strong) < MIN_NAME_MATCHES:
+        out += _searched(project, query)
+    seen: set[tuple[str, str, int]] = set()
+    unique = []
+    for s in out:
+        key = (s.path, s.qualified_name, s.range.start.line)
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique[:LIMIT]
+
+
+def _searched(project: Project, query: str) -> list[Symbol]:
+    try:
+        embedder = project.embedder()
+    except CodesiftError as exc:
+        log.info("semantic part of symbol search unavailable: %s", exc)
+        embedder = None
+    try:
+        store = project.store()
+        request = SearchRequest(query, limit=SEARCH_LIMIT)
+        result = search(store, request, project.settings, root=project.root, embedder=embedder)
+        symbols: list[Symbol] = enclosing_symbols(store, result.hits)
+        return symbols
+    except CodesiftError as exc:
+        log.info("search part of symbol search failed: %s", exc)
+        return []
+
+
+def register(server: CodesiftServer) -> None:
+    """Register ``workspace/symbol``."""
+
+    @server.feature(lsp.WORKSPACE_SYMBOL)
+    @server.thread()
+    def workspace_symbol(ls: CodesiftServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.WorkspaceSymbol]:
+        query = params.query.strip()
+        if not query:
+            return []
+        out: list[lsp.WorkspaceSymbol] = []
+        for project in ls.selected():
+            out += [
+                convert.workspace_symbol(project.root, s, project.lines.line, ls.encoding)
+                for s in project_symbols(project, query)
+            ]
+        return out

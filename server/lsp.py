@@ -1,0 +1,285 @@
+"""The codesift language server: lifecycle, projects, settings, progress, logging.
+
+``create_server()`` builds a fresh server with every feature registered (no
+module-level instance). Each workspace folder is a project with its own index
+in that folder. Features live in ``server/features/``, one module each; this
+module holds what they share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from codesift.indexer.errors import ConfigError
+from codesift.indexer.settings import Settings, load_settings
+
+from . import convert
+from .projects import Embedders, IndexRun, Project
+
+log = logging.getLogger(__name__)
+
+NAME = "codesift"
+VERSION = "0.1.0"
+CONFIG_SECTION = "codesift"
+
+
+class _Answered:
+    """Stands in for a request that was already answered with an error while parsing it."""
+
+
+class CodesiftProtocol(LanguageServerProtocol):
+    """pygls' protocol, plus: a request whose params do not fit its type gets an
+    InvalidParams answer (pygls would only log it and leave the client waiting)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "jsonrpc" in data and "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {exc.__cause__ or exc}")
+                self._send_response(data["id"], error=error.to_response_error())
+                return _Answered()
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, _Answered):
+            super().handle_message(message)
+
+
+class LspLogHandler(logging.Handler):
+    """Forwards the engine's and server's log records to ``window/logMessage``."""
+
+    _TYPES = ((logging.ERROR, lsp.MessageType.Error), (logging.WARNING, lsp.MessageType.Warning))
+
+    def __init__(self, server: CodesiftServer) -> None:
+        super().__init__(logging.INFO)
+        self._server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = next((t for level, t in self._TYPES if record.levelno >= level), lsp.MessageType.Log)
+        params = lsp.LogMessageParams(type=kind, message=self.format(record))
+        with contextlib.suppress(Exception):
+            self._server.call_soon(self._server.window_log_message, params)
+
+
+class CodesiftServer(LanguageServer):
+    """A language server whose projects are the workspace folders."""
+
+    def __init__(self) -> None:
+        super().__init__(NAME, VERSION, protocol_cls=CodesiftProtocol, max_workers=4)
+        self.projects: dict[str, Project] = {}  # folder URI → project
+        self.embedders = Embedders()
+        self.init_options: object = None
+        # What features want done once the client is initialized (e.g. register file watchers).
+        self.after_initialized: list[Callable[[CodesiftServer], Coroutine[Any, Any, None]]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.progress_cancels: dict[str | int, Callable[[], None]] = {}
+        self._shown: set[str] = set()
+
+    # ----- threads and the event loop ---------------------------------------------
+
+    def call_soon(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` on the event loop thread (all writes to the client happen there)."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        if _in_loop(loop):
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
+
+    def spawn(self, coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Start a coroutine on the event loop from any thread."""
+        loop = self.loop
+        if loop is None:
+            return
+        future: Future[None] = asyncio.run_coroutine_threadsafe(coro(), loop)
+        future.add_done_callback(_log_failure)
+
+    # ----- messages ---------------------------------------------------------------------
+
+    def show(self, message: str, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
+        """``window/showMessage``, once per distinct message: only for what the user can act on."""
+        if message in self._shown:
+            return
+        self._shown.add(message)
+        self.call_soon(self.window_show_message, lsp.ShowMessageParams(type=kind, message=message))
+
+    # ----- settings -------------------------------------------------------------------------
+
+    def settings_for(self, root: Path, options: object) -> Settings:
+        """Settings of a folder: its files, then ``options`` (camelCase); bad options → defaults."""
+        try:
+            return load_settings(root, convert.settings_overrides(options))
+        except ConfigError as exc:
+            self.show(f"codesift: {exc}; using the default settings")
+        try:
+            return load_settings(root)
+        except ConfigError:
+            return Settings()
+
+    async def folder_options(self, uri: str) -> object:
+        """The ``codesift`` configuration of a folder: pulled when the client can, else the
+        initialization options."""
+        caps = self.client_capabilities.workspace
+        if caps is not None and caps.configuration:
+            item = lsp.ConfigurationItem(scope_uri=uri, section=CONFIG_SECTION)
+            try:
+                got = await self.workspace_configuration_async(lsp.ConfigurationParams(items=[item]))
+            except Exception as exc:
+                log.warning("workspace/configuration failed: %s", exc)
+            else:
+                if got and got[0] is not None:
+                    return got[0]
+        return self.init_options
+
+    # ----- projects ---------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        """The negotiated position encoding."""
+        return str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
+
+    def project_of(self, uri: str) -> tuple[Project, str] | None:
+        """The project holding a document and the document's workspace-relative path."""
+        path = convert.uri_path(uri)
+        if path is None:
+            return None
+        for project in sorted(self.projects.values(), key=lambda p: -len(p.root.parts)):
+            rel = project.relative(path)
+            if rel is not None:
+                return project, rel
+        return None
+
+    def selected(self, names: tuple[str, ...] = ()) -> list[Project]:
+        """Projects by name (all when ``names`` is empty)."""
+        return [p for p in self.projects.values() if not names or p.name in names]
+
+    def open_folder(self, uri: str, options: object) -> Project | None:
+        """Make a workspace folder a project (indexing starts separately)."""
+        path = convert.uri_path(uri)
+        if path is None or not path.is_dir():
+            self.show(f"codesift: workspace folder {uri} is not a local directory; it is not indexed")
+            return None
+        project = Project(path, self.settings_for(path, options), self.embedders)
+        project.activity = "indexing: waiting to start"
+        self.projects[uri] = project
+        return project
+
+    async def add_folder(self, uri: str) -> None:
+        """Make a workspace folder a project and index it in the background."""
+        project = self.open_folder(uri, await self.folder_options(uri))
+        if project is not None:
+            await self.start_indexing(project)
+
+    async def start_folders(self) -> None:
+        """After ``initialized``: pull each folder's configuration, then index it."""
+        for uri, project in list(self.projects.items()):
+            options = await self.folder_options(uri)
+            if options is not self.init_options:
+                project.reconfigure(self.settings_for(project.root, options))
+            await self.start_indexing(project)
+
+    def remove_folder(self, uri: str) -> None:
+        """Stop indexing a folder and forget it."""
+        project = self.projects.pop(uri, None)
+        if project is not None:
+            project.writer.stop()
+
+    async def start_indexing(self, project: Project) -> None:
+        """Queue a full index run of a project, with a progress bar when the client shows one."""
+        token = await self._create_progress()
+        if token is None:
+            project.writer.index(IndexRun(on_progress=lambda _: None, on_done=lambda _: None))
+            return
+        run = IndexRun(
+            on_progress=lambda p: self.call_soon(
+                self.work_done_progress.report, token, convert.progress_report(p, project.name)
+            ),
+            on_done=lambda msg: self._end_progress(token, f"{project.name}: {msg}"),
+        )
+        self.progress_cancels[token] = run.cancel.set
+        self.work_done_progress.begin(
+            token,
+            lsp.WorkDoneProgressBegin(
+                title="codesift: indexing", message=project.name, percentage=0, cancellable=True
+            ),
+        )
+        project.writer.index(run)
+
+    async def _create_progress(self) -> str | None:
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return None
+        token = f"codesift-index-{uuid.uuid4().hex[:12]}"
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception as exc:
+            log.info("the client refused a progress bar: %s", exc)
+            return None
+        return token
+
+    def _end_progress(self, token: str, message: str) -> None:
+        self.progress_cancels.pop(token, None)
+        self.call_soon(self.work_done_progress.end, token, lsp.WorkDoneProgressEnd(message=message))
+
+    def stop_all(self) -> None:
+        """Stop every writer after its current batch."""
+        for project in self.projects.values():
+            project.writer.stop()
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _log_failure(future: Future[None]) -> None:
+    if not future.cancelled() and (exc := future.exception()) is not None:
+        log.error("background task failed: %s", exc, exc_info=exc)
+
+
+def folder_uris(params: lsp.InitializeParams) -> list[str]:
+    """The workspace folders of an initialize request (the root URI when there are none)."""
+    if params.workspace_folders:
+        return [f.uri for f in params.workspace_folders]
+    if params.root_uri:
+        return [params.root_uri]
+    if params.root_path:
+        return [Path(params.root_path).resolve().as_uri()]
+    return []
+
+
+def create_server() -> CodesiftServer:
+    """A new codesift language server with every feature registered."""
+    from .features import commands, configuration, document_sync, indexing, workspace_symbol
+
+    server = CodesiftServer()
+    handler = LspLogHandler(server)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root_logger = logging.getLogger("codesift")
+    root_logger.addHandler(handler)
+    root_logger.setLevel(logging.DEBUG if os.environ.get("CODESIFT_DEBUG") else logging.INFO)
+    for feature in (indexing, configuration, workspace_symbol, commands, document_sync):
+        feature.register(server)
+    return server
+
+
+def options_mapping(value: object) -> Mapping[str, object]:
+    """``value`` when it is a JSON object, else an empty mapping."""
+    return value if isinstance(value, Mapping) else {}

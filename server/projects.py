@@ -1,0 +1,352 @@
+"""One project per workspace folder: its settings, its index, unsaved buffers and one writer.
+
+Knows the engine, not the protocol. Every write to a project's index goes
+through its ``Writer`` thread, which runs one job at a time: the full index
+(text, then vectors), and debounced re-indexes of saved files. Vector filling
+stops between batches when a save arrives, so a save never waits for the
+whole workspace's embeddings.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.errors import CodesiftError, IndexMissingError
+from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
+from codesift.indexer.search.symbols import SymbolIndex
+from codesift.indexer.settings import EmbedSettings, Settings
+from codesift.indexer.store import Store
+from codesift.indexer.sync import Progress, index_workspace, open_store
+from codesift.indexer.workspace import IgnoreMatcher
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.3
+OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
+
+
+class Embedders:
+    """One loaded model per embedding configuration, shared by every project."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[EmbedSettings, Embedder] = {}
+
+    def get(self, settings: EmbedSettings) -> Embedder:
+        """The embedder for these settings, loaded once (raises EmbedError)."""
+        with self._lock:
+            if settings not in self._cache:
+                self._cache[settings] = make_embedder(settings)
+            return self._cache[settings]
+
+
+@dataclass
+class IndexRun:
+    """Callbacks and the cancel switch of one full index run (the server's progress bar)."""
+
+    on_progress: Callable[[Progress], None]
+    on_done: Callable[[str], None]  # the closing message
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+class LineCache:
+    """Lines of files by path, for converting columns: unsaved text first, then the disk."""
+
+    def __init__(self, root: Path, overlay: dict[str, str], size: int = 512) -> None:
+        self._root = root
+        self._overlay = overlay
+        self._size = size
+        self._files: dict[str, tuple[tuple[int, int], list[str]]] = {}
+
+    def line(self, path: str, line: int) -> str | None:
+        """Text of 1-based ``line`` of ``path`` (None when unknown)."""
+        text = self._overlay.get(path)
+        lines = text.split("\n") if text is not None else self._disk(path)
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    def _disk(self, path: str) -> list[str]:
+        full = self._root / path
+        try:
+            st = full.stat()
+        except OSError:
+            return []
+        key = (st.st_mtime_ns, st.st_size)
+        cached = self._files.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            lines = full.read_bytes().decode("utf-8", "replace").split("\n")
+        except OSError:
+            return []
+        if len(self._files) >= self._size:
+            self._files.pop(next(iter(self._files)))
+        self._files[path] = (key, lines)
+        return lines
+
+
+class Project:
+    """A workspace folder: its root, settings, index reader, overlay and writer."""
+
+    def __init__(self, root: Path, settings: Settings, embedders: Embedders) -> None:
+        self.root = root.resolve()
+        self.name = self.root.name
+        self.settings = settings
+        self.embedders = embedders
+        self.overlay: dict[str, str] = {}  # workspace-relative path → unsaved text
+        self.lines = LineCache(self.root, self.overlay)
+        self.text_ready = threading.Event()  # the text phase of the first index run finished
+        self.activity = "idle"
+        self._lock = threading.Lock()
+        self._store: Store | None = None
+        self._symbols: SymbolIndex | None = None
+        self._matcher: IgnoreMatcher | None = None
+        self.writer = Writer(self)
+
+    def embedder(self) -> Embedder:
+        """The project's embedding model (shared; raises EmbedError when unavailable)."""
+        return self.embedders.get(self.settings.embed)
+
+    def store(self) -> Store:
+        """The index for reading; IndexMissingError while none is built yet."""
+        with self._lock:
+            if self._store is None:
+                self._store = open_store(self.root, self.settings)
+                self._symbols = SymbolIndex(self._store)
+            return self._store
+
+    def symbol_index(self) -> SymbolIndex:
+        """The in-memory symbol names of this project (reloaded when the table changes)."""
+        self.store()
+        assert self._symbols is not None
+        return self._symbols
+
+    def matcher(self) -> IgnoreMatcher:
+        """The walk's rules for one path at a time."""
+        with self._lock:
+            if self._matcher is None:
+                self._matcher = IgnoreMatcher(self.root, self.settings.index)
+            return self._matcher
+
+    def forget_store(self) -> None:
+        """Reopen the index on next use (after a rebuild replaced its tables)."""
+        with self._lock:
+            self._store = None
+            self._symbols = None
+            self._matcher = None
+
+    def relative(self, path: Path) -> str | None:
+        """``path`` relative to the root (POSIX), or None when it lies outside."""
+        for candidate in (path, path.resolve()):
+            try:
+                return candidate.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+        return None
+
+    def busy_note(self) -> str | None:
+        """Says results may be incomplete while the index is being built."""
+        if self.activity.startswith("indexing"):
+            return f"{self.name}: the index is being built ({self.activity}); results may be incomplete"
+        return None
+
+    def missing_note(self) -> str:
+        """Why results from this project are empty while it has no index."""
+        if self.activity.startswith("indexing"):
+            return f"{self.name}: the index is being built ({self.activity}); results will follow"
+        return f"{self.name}: no index yet (run the codesift.reindex command)"
+
+    def reconfigure(self, settings: Settings) -> bool:
+        """Apply new settings; True when they change what is indexed (a re-index is due)."""
+        old = self.settings
+        changed: bool = (old.index, old.chunk, old.embed) != (settings.index, settings.chunk, settings.embed)
+        self.settings = settings
+        self.forget_store()
+        return changed
+
+
+class Writer:
+    """The single thread that writes one project's index."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._cond = threading.Condition()
+        self._dirty: set[str] = set()
+        self._due = 0.0
+        self._run: IndexRun | None = None
+        self._interrupt = threading.Event()  # a save is waiting: pause vector filling
+        self._stopped = False
+        self._vectors_due = False
+        self._optimize_due = 0.0
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread = threading.Thread(
+            target=self._loop, name=f"codesift-writer-{project.name}", daemon=True
+        )
+        self._thread.start()
+
+    def index(self, run: IndexRun) -> None:
+        """Queue a full index run (replacing a queued one that has not started)."""
+        with self._cond:
+            if self._run is not None:
+                self._run.on_done("superseded")
+            self._run = run
+            self._idle.clear()
+            self._interrupt.set()
+            self._cond.notify()
+
+    def changed(self, paths: Iterable[str]) -> None:
+        """Files were saved, created or deleted: re-index them after a short quiet spell."""
+        with self._cond:
+            self._dirty.update(paths)
+            self._due = time.monotonic() + DEBOUNCE_S
+            self._idle.clear()
+            self._interrupt.set()
+            self._cond.notify()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no job is queued or running (tests, shutdown)."""
+        return bool(self._idle.wait(timeout))
+
+    def stop(self) -> None:
+        """Stop after the current batch; the index stays consistent."""
+        with self._cond:
+            self._stopped = True
+            if self._run is not None:
+                self._run.cancel.set()
+            self._interrupt.set()
+            self._cond.notify()
+
+    def _next(self) -> tuple[str, object] | None:
+        with self._cond:
+            while True:
+                if self._stopped:
+                    return None
+                now = time.monotonic()
+                if self._run is not None:
+                    run, self._run = self._run, None
+                    self._interrupt.clear()
+                    return ("index", run)
+                if self._dirty and now >= self._due:
+                    paths, self._dirty = sorted(self._dirty), set()
+                    self._interrupt.clear()
+                    return ("paths", paths)
+                if not self._dirty and self._vectors_due:
+                    self._vectors_due = False
+                    self._interrupt.clear()
+                    return ("vectors", None)
+                if not self._dirty and self._optimize_due and now >= self._optimize_due:
+                    self._optimize_due = 0.0
+                    return ("optimize", None)
+                if not self._dirty:
+                    self._idle.set()
+                waits = [self._due - now] if self._dirty else []
+                if self._optimize_due:
+                    waits.append(self._optimize_due - now)
+                self._cond.wait(max(0.01, min(waits)) if waits else None)
+
+    def _loop(self) -> None:
+        while (job := self._next()) is not None:
+            kind, arg = job
+            try:
+                if kind == "index":
+                    assert isinstance(arg, IndexRun)
+                    self._full(arg)
+                elif kind == "paths":
+                    assert isinstance(arg, list)
+                    self._paths(arg)
+                elif kind == "vectors":
+                    self._vectors()
+                else:
+                    optimize_index(self._project.root, self._project.settings)
+            except CodesiftError as exc:
+                log.error("%s: %s", self._project.name, exc)
+            except Exception:  # the writer must survive anything one job throws
+                log.exception("%s: indexing job %s failed", self._project.name, kind)
+            finally:
+                self._project.activity = "idle"
+
+    def _full(self, run: IndexRun) -> None:
+        p = self._project
+        p.activity = "indexing: text"
+        message = "cancelled"
+        try:
+            report = index_workspace(
+                p.root,
+                p.settings,
+                embedder=p.embedder(),
+                progress=run.on_progress,
+                embed=False,
+                cancel=run.cancel,
+                project=p.name,
+            )
+            p.forget_store()
+            p.text_ready.set()
+            if not run.cancel.is_set():
+                p.activity = "indexing: vectors"
+                embed_vectors(
+                    p.root,
+                    p.settings,
+                    embedder=p.embedder(),
+                    progress=run.on_progress,
+                    cancel=_any(run.cancel, self._interrupt),
+                )
+                self._vectors_due = self._interrupt.is_set() and not run.cancel.is_set()
+                message = f"{report.files_seen} files, {report.files_changed} changed"
+                if self._vectors_due:
+                    message += "; vectors continue after the saved files"
+        except CodesiftError as exc:
+            message = f"failed: {exc}"
+            raise
+        finally:
+            p.text_ready.set()
+            run.on_done(message)
+
+    def _paths(self, paths: list[str]) -> None:
+        p = self._project
+        p.activity = "re-indexing saved files"
+        try:
+            reindex_paths(
+                p.root,
+                p.settings,
+                paths,
+                embedder=p.embedder(),
+                matcher=p.matcher(),
+                project=p.name,
+                embed=False,
+            )
+        except IndexMissingError:
+            log.info("%s: no index to refresh yet; the full index run will pick the files up", p.name)
+            return
+        self._vectors_due = True
+        self._optimize_due = time.monotonic() + OPTIMIZE_AFTER_S
+
+    def _vectors(self) -> None:
+        p = self._project
+        p.activity = "embedding"
+        try:
+            embed_vectors(p.root, p.settings, embedder=p.embedder(), cancel=self._interrupt)
+        except IndexMissingError:
+            return
+        if self._interrupt.is_set():
+            self._vectors_due = True
+
+
+class _AnyEvent(threading.Event):
+    """Set when any of its events is set (checked by the engine between batches)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        super().__init__()
+        self._events = events
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
+
+
+def _any(*events: threading.Event) -> threading.Event:
+    return _AnyEvent(*events)

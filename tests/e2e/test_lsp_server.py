@@ -1,0 +1,235 @@
+"""The language server end to end: a real server process, a pytest-lsp client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+from pytest_lsp import LanguageClient
+
+from .conftest import ended, indexed, initialize, start_client, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def structure(client: LanguageClient, value: object, cls: type) -> object:
+    return client.protocol._converter.structure(value, cls)
+
+
+async def run(client: LanguageClient, command: str, *args: object) -> dict[str, object]:
+    result = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=command, arguments=list(args))
+    )
+    assert isinstance(result, dict)
+    return result
+
+
+@pytest.mark.asyncio
+async def test_initialize_lists_commands_and_workspace_symbols(client: LanguageClient) -> None:
+    caps = client.init_result.capabilities  # type: ignore[attr-defined]
+    assert caps.workspace_symbol_provider
+    assert caps.execute_command_provider is not None
+    assert set(caps.execute_command_provider.commands) >= {
+        "codesift.search",
+        "codesift.grep",
+        "codesift.symbols",
+        "codesift.reindex",
+        "codesift.status",
+    }
+    await wait_for(lambda: client.registrations, what="the file watcher registration")  # type: ignore[attr-defined]
+    (reg,) = client.registrations  # type: ignore[attr-defined]
+    assert reg.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+
+
+@pytest.mark.asyncio
+async def test_indexing_reports_progress_begin_report_end(client: LanguageClient) -> None:
+    await indexed(client)
+    (reports,) = client.progress_reports.values()
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin) and reports[0].cancellable
+    steps = [r for r in reports if isinstance(r, lsp.WorkDoneProgressReport)]
+    assert steps and all(0 <= (r.percentage or 0) <= 100 for r in steps)
+    assert any("parse" in (r.message or "") for r in steps)
+    assert any("embed" in (r.message or "") for r in steps)
+    assert isinstance(reports[-1], lsp.WorkDoneProgressEnd)
+
+
+@pytest.mark.asyncio
+async def test_workspace_symbol_finds_a_class_and_its_methods(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    result = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="AuthService"))
+    assert result is not None
+    names = [s.name for s in result]
+    assert names[0] == "AuthService"
+    assert {"__init__", "validateCredentials", "login"} <= set(names)
+    first = result[0]
+    assert first.kind == lsp.SymbolKind.Class
+    assert isinstance(first.location, lsp.Location)
+    assert first.location.uri == (ws / "app" / "auth.py").as_uri()
+    # `class AuthService:` is line 6 (1-based) of the file: 0-based 5, name at column 6.
+    assert first.location.range.start == lsp.Position(line=5, character=6)
+    assert first.location.range.end == lsp.Position(line=5, character=17)
+
+
+@pytest.mark.asyncio
+async def test_workspace_symbol_with_words_finds_enclosing_definitions(client: LanguageClient) -> None:
+    await indexed(client)
+    result = await client.workspace_symbol_async(
+        lsp.WorkspaceSymbolParams(query="retry failed uploads with backoff")
+    )
+    assert result and result[0].name == "retry_upload"
+
+
+@pytest.mark.asyncio
+async def test_search_command_returns_hits_with_locations(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    answer = await run(client, "codesift.search", {"query": "parse the JSON configuration", "limit": 5})
+    hits = answer["hits"]
+    assert isinstance(hits, list) and hits
+    top = hits[0]
+    location = structure(client, top["location"], lsp.Location)
+    assert isinstance(location, lsp.Location)
+    assert location.uri == (ws / "app" / "config.py").as_uri()
+    assert location.range.start.line == top["startLine"] - 1
+    assert 0 < top["score"] <= 1 and "def parse_config" in top["text"]
+    report = answer["report"]
+    assert isinstance(report, dict) and report["chunks"] == len(hits)
+
+
+@pytest.mark.asyncio
+async def test_search_filters_and_weights_are_camel_case(client: LanguageClient) -> None:
+    await indexed(client)
+    answer = await run(
+        client,
+        "codesift.search",
+        {"query": "user", "mode": "bm25", "filters": {"include": ["web/**"], "kinds": ["function"]}},
+    )
+    hits = answer["hits"]
+    assert isinstance(hits, list) and hits
+    assert all(h["path"].startswith("web/") and h["kind"] == "function" for h in hits)
+
+
+@pytest.mark.asyncio
+async def test_unsaved_edit_is_found_by_grep(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    uri = (ws / "app" / "upload.py").as_uri()
+    text = (ws / "app" / "upload.py").read_text()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                lsp.TextDocumentContentChangeWholeDocument(text=text + "\nx = '😀'; verify_checksum = 1\n")
+            ],
+        )
+    )
+    answer = await run(client, "codesift.grep", {"pattern": "verify_checksum"})
+    passages = answer["passages"]
+    assert isinstance(passages, list) and len(passages) == 1
+    (match,) = passages[0]["matches"]
+    loc = structure(client, match, lsp.Location)
+    assert isinstance(loc, lsp.Location) and loc.uri == uri
+    line = text.count("\n") + 1
+    # The emoji before the match is two UTF-16 code units (VS Code's encoding).
+    assert loc.range == lsp.Range(lsp.Position(line, 10), lsp.Position(line, 25))
+
+
+@pytest.mark.asyncio
+async def test_saved_new_function_is_found_by_bm25_after_reindex(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    path = ws / "app" / "upload.py"
+    path.write_text(path.read_text() + "\n\ndef compress_payload(blob):\n    return blob\n")
+    client.text_document_did_save(
+        lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=path.as_uri()))
+    )
+
+    async def found() -> bool:
+        answer = await run(client, "codesift.search", {"query": "compress_payload", "mode": "bm25"})
+        hits = answer["hits"]
+        return isinstance(hits, list) and any("compress_payload" in h["text"] for h in hits)
+
+    await wait_for(found, timeout=20, what="the saved function to be searchable")
+    symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="compress_payload"))
+    assert symbols and symbols[0].name == "compress_payload"
+
+
+@pytest.mark.asyncio
+async def test_malformed_command_params_answer_invalid_params_and_server_keeps_serving(
+    client: LanguageClient,
+) -> None:
+    await indexed(client)
+    for bad in ({"limit": 3}, {"query": 5}, {"query": "x", "mode": "fuzzy"}, {"query": "x", "bogus": 1}):
+        with pytest.raises(JsonRpcInvalidParams):
+            await run(client, "codesift.search", bad)
+    with pytest.raises(JsonRpcInvalidParams):
+        await run(client, "codesift.grep", {"pattern": "(", "regex": True})
+    answer = await run(client, "codesift.status")
+    (project,) = answer["projects"]
+    assert project["exists"] and project["filesIndexed"] == 5
+
+
+@pytest.mark.asyncio
+async def test_raw_request_with_bad_params_gets_invalid_params(client: LanguageClient) -> None:
+    await indexed(client)
+    # Written as raw bytes: the typed client would refuse to send them.
+    assert client.protocol.writer is not None
+    for n, params in enumerate(({}, [1, 2], "query")):
+        answered: Future[object] = Future()
+        client.protocol._request_futures[f"raw-{n}"] = answered
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": f"raw-{n}", "method": "workspace/symbol", "params": params}
+        )
+        client.protocol.writer.write(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+        with pytest.raises(JsonRpcInvalidParams):
+            await asyncio.wait_for(asyncio.wrap_future(answered), 10)
+    result = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="login"))
+    assert result and result[0].name == "login"
+
+
+@pytest.mark.asyncio
+async def test_bad_initialization_options_show_one_message_and_use_defaults(ws: Path) -> None:
+    c = await start_client()
+    try:
+        await initialize(c, ws, options={"search": {"semanticWeight": "high"}, "bogus": {}})
+        await indexed(c)
+        assert len(c.messages) == 1 and "codesift" in c.messages[0].message
+        answer = await run(c, "codesift.search", {"query": "login"})
+        assert answer["hits"]
+    finally:
+        await c.shutdown_session()
+        await c.stop()
+
+
+@pytest.mark.asyncio
+async def test_requests_before_the_index_exists_say_indexing_is_in_progress(ws: Path) -> None:
+    c = await start_client()
+    try:
+        await initialize(c, ws)
+        answer = await run(c, "codesift.search", {"query": "login"})
+        if not ended(c):  # the sample workspace indexes fast; only assert when we were early
+            report = answer["report"]
+            assert isinstance(report, dict)
+            assert answer["hits"] == [] and any("index" in n for n in report["notes"])
+        await indexed(c)
+    finally:
+        await c.shutdown_session()
+        await c.stop()
+
+
+def test_serve_help_mentions_tcp() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "serve", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "--tcp" in out.stdout
+    json.dumps(out.stdout)
