@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from .errors import IndexMissingError, StoreError
 from .faults import crash_point
-from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
+from .model import Chunk, ChunkKind, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
 
 log = logging.getLogger(__name__)
 
@@ -540,6 +540,53 @@ def _files_table(records: Sequence[FileRecord]) -> pa.Table:
         ],
         schema=files_schema(),
     )
+
+
+CHUNK_COLUMNS = [
+    "id",
+    "path",
+    "project",
+    "language",
+    "kind",
+    "symbol",
+    "start_line",
+    "end_line",
+    "text",
+    "search_text",
+    "content_hash",
+]
+
+
+def chunk_from_row(r: dict[str, object]) -> Chunk:
+    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS."""
+
+    def i(key: str) -> int:
+        v = r[key]
+        return int(v) if isinstance(v, int) else 0
+
+    return Chunk(
+        id=str(r["id"]),
+        path=str(r["path"]),
+        project=str(r["project"] or ""),
+        language=str(r["language"] or ""),
+        kind=ChunkKind(str(r["kind"])),
+        symbol=str(r["symbol"] or ""),
+        start_line=i("start_line"),
+        end_line=i("end_line"),
+        text=str(r["text"]),
+        search_text=str(r["search_text"] or ""),
+        content_hash=str(r["content_hash"]),
+    )
+
+
+def load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
+    """The chunks with these ids (missing ids are simply absent)."""
+    out: dict[str, Chunk] = {}
+    for flt in in_filters("id", list(dict.fromkeys(ids))):
+        rows = store.table(CHUNKS).search().where(flt).select(CHUNK_COLUMNS).limit(None).to_arrow()
+        for r in rows.to_pylist():
+            out[str(r["id"])] = chunk_from_row(r)
+    return out
 
 
 def symbol_from_row(row: dict[str, object]) -> Symbol:

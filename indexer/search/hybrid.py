@@ -17,9 +17,9 @@ from typing import TypeVar
 
 from ..embed import Embedder
 from ..errors import CodesiftError, QueryError
-from ..model import Chunk, ChunkKind, FileStatus
+from ..model import Chunk, FileStatus
 from ..settings import Settings
-from ..store import CHUNKS, FILES, Store, in_filters
+from ..store import CHUNKS, FILES, Store, in_filters, load_chunks
 from . import grep as grep_mod
 from .filters import and_where, filters_sql, path_allowed
 from .fusion import rrf
@@ -31,19 +31,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="codesift-search")
-_CHUNK_COLUMNS = [
-    "id",
-    "path",
-    "project",
-    "language",
-    "kind",
-    "symbol",
-    "start_line",
-    "end_line",
-    "text",
-    "search_text",
-    "content_hash",
-]
 
 
 def _keywords(request: SearchRequest) -> str:
@@ -128,6 +115,7 @@ def search(
     )
     min_sim = s.min_similarity if request.min_similarity is None else request.min_similarity
     futures: dict[Source, Future[list[str]]] = {}
+    known: dict[str, Chunk] = {}  # chunks the sources returned whole
     dropped = [0]
     if want_vec and embedder is not None:
         meta = store.current_meta()
@@ -151,6 +139,7 @@ def search(
                 )
                 dropped[0] = res.dropped
                 sims.update({h.chunk_id: h.similarity for h in res.hits})
+                known.update({h.chunk_id: h.chunk for h in res.hits})
                 return [h.chunk_id for h in res.hits]
 
             sims: dict[str, float] = {}
@@ -161,13 +150,16 @@ def search(
         def run_bm25() -> list[str]:
             hits = bm25(store, keywords, fetch, where)
             bm25_scores.update({h.chunk_id: h.score for h in hits})
+            known.update({h.chunk_id: h.chunk for h in hits})
             return [h.chunk_id for h in hits]
 
         futures[Source.BM25] = _POOL.submit(_timed, run_bm25, millis, "bm25")
     if want_grep:
         futures[Source.GREP] = _POOL.submit(
             _timed,
-            lambda: _grep_chunks(store, root, keywords, request, settings, overlay, fetch, where),
+            lambda: _grep_chunks(
+                store, root, keywords, request, settings, overlay, fetch, where, mode == "grep"
+            ),
             millis,
             "grep",
         )
@@ -181,6 +173,12 @@ def search(
         except CodesiftError as exc:
             notes.append(f"{source} search failed: {exc}")
             rankings[source] = []
+    if want_grep and want_bm25 and rankings.get(Source.GREP):
+        # grep's chunks ranked by the BM25 scores (whole-index statistics) the BM25 run
+        # already has; the rest keep file and line order. No grep match is dropped.
+        grep_ids = rankings[Source.GREP]
+        scored = sorted((i for i in grep_ids if i in bm25_scores), key=lambda i: -bm25_scores[i])
+        rankings[Source.GREP] = list(dict.fromkeys([*scored, *grep_ids]))[:fetch]
     if want_bm25 and not sanitize(keywords):
         notes.append("the query has no searchable words for BM25 (only syntax characters)")
 
@@ -200,7 +198,8 @@ def search(
             n = len(keys)
             ranked = [(k, 1.0 - i / max(n, 1) * 0.5, (only,)) for i, k in enumerate(keys)]
 
-    chunks = _load_chunks(store, [k for k, _, _ in ranked])
+    missing = [k for k, _, _ in ranked if k not in known]
+    chunks = {**known, **load_chunks(store, missing)} if missing else known
     stale = _stale_paths(store, root, {c.path for c in chunks.values()})
     terms = _highlight_terms(keywords, semantic_query)
     match_type = {
@@ -252,9 +251,11 @@ def _grep_chunks(
     overlay: Mapping[str, str] | None,
     limit: int,
     where: str | None,
+    rank_here: bool,
 ) -> list[str]:
-    """Chunks holding exact keyword matches, ranked by BM25 (whole-index statistics),
-    then in file and line order. No match is dropped for want of a BM25 score."""
+    """Chunks holding exact keyword matches, in file and line order — or, with
+    ``rank_here``, ranked by BM25 (whole-index statistics) restricted to them first.
+    No match is dropped for want of a BM25 score."""
     pattern = grep_pattern(keywords)
     if not pattern:
         return []
@@ -293,32 +294,11 @@ def _grep_chunks(
             if any(r["start_line"] <= n <= r["end_line"] for n in lines[r["path"]]):
                 ordered.append(str(r["id"]))
     ordered = list(dict.fromkeys(ordered))
-    if len(ordered) > 1:
+    if rank_here and len(ordered) > 1:
         id_filter = next(in_filters("id", ordered[:500]))
         ranked = [h.chunk_id for h in bm25(store, keywords, len(ordered), id_filter)]
         ordered = list(dict.fromkeys([*ranked, *ordered]))
-    return ordered[:limit] if limit else ordered
-
-
-def _load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
-    out: dict[str, Chunk] = {}
-    for flt in in_filters("id", list(ids)):
-        rows = store.table(CHUNKS).search().where(flt).select(_CHUNK_COLUMNS).limit(None).to_arrow()
-        for r in rows.to_pylist():
-            out[r["id"]] = Chunk(
-                id=r["id"],
-                path=r["path"],
-                project=r["project"] or "",
-                language=r["language"] or "",
-                kind=ChunkKind(r["kind"]),
-                symbol=r["symbol"] or "",
-                start_line=int(r["start_line"]),
-                end_line=int(r["end_line"]),
-                text=r["text"],
-                search_text=r["search_text"] or "",
-                content_hash=r["content_hash"],
-            )
-    return out
+    return ordered[:limit] if rank_here else ordered
 
 
 def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from lancedb.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
 
-from ..store import CHUNKS, Store
+from ..model import Chunk
+from ..store import CHUNK_COLUMNS, CHUNKS, Store, chunk_from_row
 from ..text import split_identifier
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -133,8 +134,12 @@ STOP_WORDS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class KeywordHit:
-    chunk_id: str
+    chunk: Chunk
     score: float  # raw BM25
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.id
 
 
 def sanitize(query: str) -> str:
@@ -184,9 +189,5 @@ def bm25(store: Store, query: str, limit: int, where: str | None = None) -> list
     search = store.table(CHUNKS).search(BooleanQuery(clauses), query_type="fts")
     if where:
         search = search.where(where, prefilter=True)
-    rows = search.select(["id", "_score"]).limit(limit).to_arrow()
-    if rows.num_rows == 0:
-        return []
-    ids = rows.column("id").to_pylist()
-    scores = rows.column("_score").to_pylist()
-    return [KeywordHit(str(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+    rows = search.select([*CHUNK_COLUMNS, "_score"]).limit(limit).to_arrow()
+    return [KeywordHit(chunk_from_row(r), float(r["_score"])) for r in rows.to_pylist()]

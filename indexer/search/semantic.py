@@ -13,13 +13,18 @@ import numpy as np
 import numpy.typing as npt
 from lancedb.query import LanceVectorQueryBuilder
 
-from ..store import CHUNKS, Store
+from ..model import Chunk
+from ..store import CHUNK_COLUMNS, CHUNKS, Store, chunk_from_row
 
 
 @dataclass(frozen=True, slots=True)
 class VectorHit:
-    chunk_id: str
+    chunk: Chunk
     similarity: float  # cosine, in [-1, 1]
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +47,14 @@ def vector_search(
     search = cast(LanceVectorQueryBuilder, base).distance_type("cosine").limit(limit)
     if where:
         search = search.where(where, prefilter=True)
-    rows = search.select(["id", "_distance"]).to_arrow()
+    rows = search.select([*CHUNK_COLUMNS, "_distance"]).to_arrow()
     hits: list[VectorHit] = []
     dropped = 0
-    for cid, dist in zip(rows.column("id").to_pylist(), rows.column("_distance").to_pylist(), strict=True):
-        similarity = 1.0 - float(dist)
-        if float(dist) >= threshold or similarity < min_similarity:
+    for r in rows.to_pylist():
+        dist = float(r["_distance"])
+        similarity = 1.0 - dist
+        if dist >= threshold or similarity < min_similarity:
             dropped += 1
             continue
-        hits.append(VectorHit(str(cid), similarity))
+        hits.append(VectorHit(chunk_from_row(r), similarity))
     return VectorResult(hits, dropped)
