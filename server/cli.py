@@ -89,26 +89,35 @@ def main(verbose: int) -> None:
 
 
 class _Bar:
-    """A rich progress bar fed by the engine's progress callback."""
+    """A rich progress bar fed by the engine's progress callback: one line per phase."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
         self.tasks: dict[str, TaskID] = {}
         self.started: dict[str, float] = {}
+        self.current = ""
+
+    def _finish(self, phase: str) -> None:
+        task = self.tasks[phase]
+        total = self.progress.tasks[task].total or self.progress.tasks[task].completed or 1
+        self.progress.update(task, completed=total, total=total)
 
     def __call__(self, p: IndexProgress) -> None:
+        if p.phase != self.current and self.current in self.tasks:
+            self._finish(self.current)
+        if p.phase == "done":
+            return
+        self.current = p.phase
         if p.phase not in self.tasks:
-            for task in self.tasks.values():
-                self.progress.update(task, visible=True)
             self.tasks[p.phase] = self.progress.add_task(p.phase, total=p.total or None, rate="")
             self.started[p.phase] = time.perf_counter()
-        task = self.tasks[p.phase]
         elapsed = max(time.perf_counter() - self.started[p.phase], 1e-6)
-        unit = "files" if p.phase == "parse" else "chunks"
-        rate = f"{p.done / elapsed:,.0f} {unit}/s"
-        if p.phase == "parse" and p.chunks:
-            rate += f", {p.chunks / elapsed:,.0f} chunks/s"
-        self.progress.update(task, completed=p.done, total=p.total or None, rate=rate)
+        rate = ""
+        if p.phase == "parse":
+            rate = f"{p.done / elapsed:,.0f} files/s, {p.chunks / elapsed:,.0f} chunks/s"
+        elif p.phase == "embed":
+            rate = f"{p.done / elapsed:,.1f} chunks/s"
+        self.progress.update(self.tasks[p.phase], completed=p.done, total=p.total or None, rate=rate)
 
 
 @main.command()
