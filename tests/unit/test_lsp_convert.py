@@ -1,0 +1,120 @@
+"""The engine ↔ protocol translation: names, settings, arguments, positions (no server process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from codesift.indexer.errors import ConfigError, IndexBusyError, QueryError, StoreError
+from codesift.indexer.model import ChunkKind, Position, Span
+from codesift.indexer.search.grep import Passage
+from codesift.indexer.search.results import Filters, SearchRequest
+from codesift.indexer.settings import load_settings
+from codesift.indexer.sync import Progress
+from codesift.server import convert
+
+
+def test_camel_and_snake_round_trip() -> None:
+    assert convert.snake("semanticWeight") == "semantic_weight"
+    assert convert.snake("max_file_bytes") == "max_file_bytes"
+    assert convert.camel("vector_score_threshold") == "vectorScoreThreshold"
+
+
+def test_initialization_options_become_snake_case_settings(tmp_path: Path) -> None:
+    overrides = convert.settings_overrides({"search": {"semanticWeight": 0.9}, "index": {"maxFileBytes": 10}})
+    settings = load_settings(tmp_path, overrides)
+    assert settings.search.semantic_weight == 0.9 and settings.index.max_file_bytes == 10
+
+
+@pytest.mark.parametrize("options", [[1], {"search": 3}, "x"])
+def test_malformed_options_raise_config_error(options: object) -> None:
+    with pytest.raises(ConfigError):
+        convert.settings_overrides(options)
+
+
+def test_search_arguments_structure_into_a_search_request() -> None:
+    request = convert.structure(
+        SearchRequest,
+        {
+            "query": "login",
+            "mode": "bm25",
+            "exactKeywords": "login",
+            "limit": 3,
+            "semanticWeight": 1,
+            "filters": {"include": "src/**", "kinds": ["method"], "projects": ["ws"]},
+        },
+    )
+    assert request == SearchRequest(
+        query="login",
+        mode="bm25",
+        exact_keywords="login",
+        limit=3,
+        semantic_weight=1.0,
+        filters=Filters(include=("src/**",), kinds=(ChunkKind.METHOD,), projects=("ws",)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ({}, "'query' is required"),
+        ({"query": 1}, "must be a string"),
+        ({"query": "x", "mode": "fuzzy"}, "must be one of"),
+        ({"query": "x", "limit": True}, "must be an integer"),
+        ({"query": "x", "filters": {"kinds": ["lambda"]}}, "must be one of"),
+        ({"query": "x", "colour": "red"}, "unknown option 'colour'"),
+        ("x", "must be an object"),
+    ],
+)
+def test_bad_search_arguments_raise_invalid_params_naming_the_key(args: object, says: str) -> None:
+    with pytest.raises(JsonRpcInvalidParams, match=says):
+        convert.structure(SearchRequest, args)
+
+
+def test_engine_errors_map_in_one_place() -> None:
+    with pytest.raises(JsonRpcInvalidParams), convert.engine_errors():
+        raise QueryError("bad regex")
+    with pytest.raises(JsonRpcException) as busy, convert.engine_errors():
+        raise IndexBusyError("busy")
+    assert busy.value.code == convert.INDEX_BUSY
+    with pytest.raises(JsonRpcException) as failed, convert.engine_errors():
+        raise StoreError("disk full")
+    assert failed.value.code == convert.REQUEST_FAILED and "disk full" in failed.value.message
+
+
+@pytest.mark.parametrize(
+    ("encoding", "expected"),
+    [
+        (lsp.PositionEncodingKind.Utf16, 4),  # 😀 is a surrogate pair
+        (lsp.PositionEncodingKind.Utf8, 6),  # 😀 is four bytes
+        (lsp.PositionEncodingKind.Utf32, 3),
+    ],
+)
+def test_columns_convert_to_the_negotiated_encoding(encoding: str, expected: int) -> None:
+    assert convert.client_column("a😀b = 1", 3, encoding) == expected
+    assert convert.client_column("abc = 1", 3, encoding) == 3
+
+
+def test_spans_become_zero_based_ranges() -> None:
+    span = Span(Position(2, 4), Position(2, 9))
+    rng = convert.to_range(span, "a.py", lambda _p, _n: "x😀  hello", lsp.PositionEncodingKind.Utf16)
+    assert rng == lsp.Range(lsp.Position(1, 5), lsp.Position(1, 10))
+
+
+def test_grep_passage_matches_become_locations(tmp_path: Path) -> None:
+    text = "before\nx = '😀'; needle = 1\nafter"
+    start = text.index("needle")
+    passage = Passage("a.py", 9, 11, (10,), text, ((start, start + 6),))
+    result = convert._passage_json(tmp_path, passage, lsp.PositionEncodingKind.Utf16)
+    (match,) = result["matches"]  # type: ignore[misc]
+    assert isinstance(match, lsp.Location) and match.uri == (tmp_path / "a.py").as_uri()
+    assert match.range == lsp.Range(lsp.Position(9, 10), lsp.Position(9, 16))
+
+
+def test_progress_maps_text_phase_to_the_first_half_and_vectors_to_the_second() -> None:
+    assert convert.progress_report(Progress("parse", 5, 10), "ws").percentage == 26
+    embed = convert.progress_report(Progress("embed", 10, 10), "ws")
+    assert embed.percentage == 98 and embed.message == "ws: embed 10/10 chunks"
