@@ -507,5 +507,40 @@ def serve(stdio: bool, tcp: str | None) -> None:
     server.start_tcp(host or "127.0.0.1", int(port))
 
 
+@main.command("mcp")
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Workspace root to search (repeatable; default: the nearest folder above holding .codesift/).",
+)
+@click.option(
+    "--allow-root",
+    "allow_roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A further folder read_file may read (repeatable); workspace roots always are.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=2_000),
+    default=20_000,
+    show_default=True,
+    help="Most characters in one tool answer.",
+)
+def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int) -> None:
+    """Run the MCP server for AI agents over stdio: hybrid/grep/vector/symbol search, read_file, status."""
+    from codesift.server.mcp import McpConfig, create_server
+
+    with engine_errors():
+        config = McpConfig(
+            roots=tuple(r.resolve() for r in roots) or (find_root(Path.cwd()),),
+            allow_roots=tuple(r.resolve() for r in allow_roots),
+            budget=budget,
+        )
+    create_server(config).run("stdio")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
