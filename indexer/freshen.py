@@ -168,14 +168,20 @@ def embed_vectors(
     wait: bool = True,
     cancel: threading.Event | None = None,
     progress: ProgressFn = _no_progress,
+    step_chunks: int = 0,
 ) -> int:
     """Embed the chunks still without a vector (``first`` paths first) under the writer lock.
 
-    Stops between batches when ``cancel`` is set; what was embedded stays.
+    Stops between batches when ``cancel`` is set; what was embedded stays. A
+    small ``step_chunks`` (a multiple of 8) makes those stops frequent, so a
+    waiting save is not held up by a whole batch (0: the indexer's own step).
     Returns how many chunks received a vector.
     """
     root = root.resolve()
     uri = index_uri_for(root, settings)
+    if step_chunks > 0:  # embed_pending steps by 8 × embed.batch_size; the embedder keeps its own
+        embed = dataclasses.replace(settings.embed, batch_size=max(1, step_chunks // 8))
+        settings = dataclasses.replace(settings, embed=embed)
     with writer_lock(uri, wait=wait):
         store = _open_for_write(uri, root, settings, embedder)
         return embed_pending(store, embedder, settings, progress=progress, cancel=cancel, first=first)

@@ -28,6 +28,7 @@ from codesift.indexer.workspace import IgnoreMatcher
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.3
+EMBED_STEP_CHUNKS = 16  # ~0.6 s of embedding on 2 cores: the longest a save waits for vectors
 OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
 
 
@@ -107,6 +108,13 @@ class Project:
         self._symbols: SymbolIndex | None = None
         self._matcher: IgnoreMatcher | None = None
         self.writer = Writer(self)
+        self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
+
+    def close(self) -> None:
+        """Stop the writer (after its current batch) and anything else watching this folder."""
+        self.writer.stop()
+        for stop in self.on_close:
+            stop()
 
     def embedder(self) -> Embedder:
         """The project's embedding model (shared; raises EmbedError when unavailable)."""
@@ -182,6 +190,7 @@ class Writer:
         self._interrupt = threading.Event()  # a save is waiting: pause vector filling
         self._stopped = False
         self._vectors_due = False
+        self._vectors_paused = False
         self._optimize_due = 0.0
         self._idle = threading.Event()
         self._idle.set()
@@ -287,6 +296,7 @@ class Writer:
             )
             p.forget_store()
             p.text_ready.set()
+            message = f"{report.files_seen} files, {report.files_changed} changed"
             if not run.cancel.is_set():
                 p.activity = "indexing: vectors"
                 embed_vectors(
@@ -295,11 +305,15 @@ class Writer:
                     embedder=p.embedder(),
                     progress=run.on_progress,
                     cancel=_any(run.cancel, self._interrupt),
+                    step_chunks=EMBED_STEP_CHUNKS,
                 )
                 self._vectors_due = self._interrupt.is_set() and not run.cancel.is_set()
-                message = f"{report.files_seen} files, {report.files_changed} changed"
                 if self._vectors_due:
                     message += "; vectors continue after the saved files"
+            # A user's cancel pauses vectors until the next full run; grep, BM25 and symbols stay fresh.
+            self._vectors_paused = run.cancel.is_set()
+            if self._vectors_paused:
+                message = "cancelled: text index complete, vectors paused (run codesift.reindex to resume)"
         except CodesiftError as exc:
             message = f"failed: {exc}"
             raise
@@ -323,14 +337,20 @@ class Writer:
         except IndexMissingError:
             log.info("%s: no index to refresh yet; the full index run will pick the files up", p.name)
             return
-        self._vectors_due = True
+        self._vectors_due = not self._vectors_paused
         self._optimize_due = time.monotonic() + OPTIMIZE_AFTER_S
 
     def _vectors(self) -> None:
         p = self._project
         p.activity = "embedding"
         try:
-            embed_vectors(p.root, p.settings, embedder=p.embedder(), cancel=self._interrupt)
+            embed_vectors(
+                p.root,
+                p.settings,
+                embedder=p.embedder(),
+                cancel=self._interrupt,
+                step_chunks=EMBED_STEP_CHUNKS,
+            )
         except IndexMissingError:
             return
         if self._interrupt.is_set():
