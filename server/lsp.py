@@ -88,6 +88,7 @@ class CodesiftServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.progress_cancels: dict[str | int, Callable[[], None]] = {}
         self._shown: set[str] = set()
+        self.watch_ourselves = False  # the client cannot report file events: watchfiles does
 
     # ----- threads and the event loop ---------------------------------------------
 
@@ -177,7 +178,15 @@ class CodesiftServer(LanguageServer):
         project = Project(path, self.settings_for(path, options), self.embedders)
         project.activity = "indexing: waiting to start"
         self.projects[uri] = project
+        if self.watch_ourselves:
+            self.watch(project)
         return project
+
+    def watch(self, project: Project) -> None:
+        """Watch a project's files with watchfiles (when the client cannot)."""
+        from .watcher import FolderWatcher
+
+        project.on_close.append(FolderWatcher(project).stop)
 
     async def add_folder(self, uri: str) -> None:
         """Make a workspace folder a project and index it in the background."""
@@ -197,7 +206,7 @@ class CodesiftServer(LanguageServer):
         """Stop indexing a folder and forget it."""
         project = self.projects.pop(uri, None)
         if project is not None:
-            project.writer.stop()
+            project.close()
 
     async def start_indexing(self, project: Project) -> None:
         """Queue a full index run of a project, with a progress bar when the client shows one."""
@@ -239,7 +248,7 @@ class CodesiftServer(LanguageServer):
     def stop_all(self) -> None:
         """Stop every writer after its current batch."""
         for project in self.projects.values():
-            project.writer.stop()
+            project.close()
 
 
 def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -43,7 +43,10 @@ async def watch_files(ls: CodesiftServer) -> None:
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps is not None else None
     if watched is None or not watched.dynamic_registration:
-        log.info("the client cannot watch files for us: only saves in the editor refresh the index")
+        log.info("the client cannot watch files: watching them in the server")
+        ls.watch_ourselves = True
+        for project in ls.projects.values():
+            ls.watch(project)
         return
     options = lsp.DidChangeWatchedFilesRegistrationOptions(
         watchers=[lsp.FileSystemWatcher(glob_pattern="**/*")]

@@ -233,3 +233,24 @@ def test_serve_help_mentions_tcp() -> None:
     )
     assert out.returncode == 0 and "--tcp" in out.stdout
     json.dumps(out.stdout)
+
+
+@pytest.mark.asyncio
+async def test_server_watches_files_itself_when_the_client_cannot(ws: Path) -> None:
+    c = await start_client()  # Neovim on Linux: no dynamic registration of file watchers
+    try:
+        result = await initialize(c, ws, capabilities="neovim@v0.11.0")
+        assert result.capabilities.position_encoding == lsp.PositionEncodingKind.Utf8
+        await indexed(c)
+        assert c.registrations == []  # type: ignore[attr-defined]
+        (ws / "app" / "created_outside.py").write_text("def made_by_a_script():\n    return 1\n")
+
+        async def found() -> bool:
+            answer = await run(c, "codesift.search", {"query": "made_by_a_script", "mode": "bm25"})
+            hits = answer["hits"]
+            return isinstance(hits, list) and any(h["path"] == "app/created_outside.py" for h in hits)
+
+        await wait_for(found, timeout=20, what="the file created outside the editor to be indexed")
+    finally:
+        await c.shutdown_session()
+        await c.stop()
