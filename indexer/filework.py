@@ -58,4 +58,4 @@ def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project:
         FileStatus.INDEXED,
         note,
     )
-    return FileWrite(record, parsed.chunks, parsed.symbols)
+    return FileWrite(record, parsed.chunks, parsed.symbols, parsed.edges)

@@ -119,6 +119,48 @@ class Symbol:
     chunk_id: str
 
 
+class EdgeKind(StrEnum):
+    """What a reference from one symbol to a name is."""
+
+    CALL = "call"
+    INHERIT = "inherit"  # a base class / super-interface / Swift or Kotlin supertype
+    IMPLEMENT = "implement"  # implements / trait impl / Swift extension conformance
+    IMPORT = "import"
+    REFERENCE = "reference"  # a type used in an annotation, a decorator
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A reference found in one file, as written; the graph resolves it.
+
+    ``to_name`` is the referenced name as a dotted path (``self.save``,
+    ``json.loads``, ``Base``; ``?.m`` when the receiver is an expression). For
+    imports ``module`` is the module as written (``..pkg.mod``, ``./x``,
+    ``std.collections``), ``to_name`` the imported name ("" for the module itself,
+    ``*`` for everything) and ``alias`` the local name it binds. ``to_symbol`` and
+    ``candidates`` are filled in by resolution, never by the parser: resolved to
+    exactly one definition, or left "" with every definition it might mean.
+    """
+
+    path: str
+    from_symbol: str  # qualified name of the enclosing definition, "" at file level
+    to_name: str
+    kind: EdgeKind
+    line: int  # where the name is written: 1-based line, 0-based code-point columns
+    column: int
+    end_line: int
+    end_column: int
+    module: str = ""
+    alias: str = ""
+    to_symbol: str = ""
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def last_name(self) -> str:
+        """The last component of ``to_name``: what an index of names keys on."""
+        return self.to_name.rsplit(".", 1)[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class ParseResult:
     """Everything the parser learned from one file."""
@@ -127,6 +169,7 @@ class ParseResult:
     chunks: tuple[Chunk, ...]
     symbols: tuple[Symbol, ...]
     had_errors: bool = False  # the grammar reported ERROR/MISSING nodes
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +200,12 @@ class FileRecord:
 
 @dataclass(frozen=True, slots=True)
 class FileWrite:
-    """One file's new state: stored as a unit (chunks, symbols, then its files row)."""
+    """One file's new state: stored as a unit (chunks, symbols, edges, then its files row)."""
 
     record: FileRecord
     chunks: Sequence[Chunk]
     symbols: Sequence[Symbol]
+    edges: Sequence[Edge] = ()
 
 
 @dataclass(frozen=True, slots=True)

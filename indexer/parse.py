@@ -42,6 +42,7 @@ from typing import cast
 from tree_sitter import Node, Parser
 from tree_sitter_language_pack import SupportedLanguage, get_parser
 
+from .edges import extract_edges
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.mappings import mapping_for
 from .model import (
@@ -268,7 +269,8 @@ class _FileParse(_Chunker):
         self.scope(items, 1, len(self.lines), "top", "")
         chunks = self.chunks(self.merged())
         symbols = self.symbols(items, chunks)
-        return ParseResult(self.language, tuple(chunks), tuple(symbols), root.has_error)
+        edges = extract_edges(root, self.language, self.mapping, items, self.path, self.column)
+        return ParseResult(self.language, tuple(chunks), tuple(symbols), root.has_error, edges)
 
     # -- cutting a scope into segments -------------------------------------------------
 

@@ -5,7 +5,7 @@ Crash safety rests on two promises:
 * Every table write is one Lance commit (atomic). A file's chunks are replaced
   with one ``merge_insert`` that also deletes the file's old rows, so a reader
   sees the old rows or the new ones, never a mix.
-* The ``files`` table is the commit marker. A file's chunks and symbols are
+* The ``files`` table is the commit marker. A file's chunks, symbols and edges are
   written first and its ``files`` row (with the content hash) last; a removed
   file loses its ``files`` row first. After a crash, a file whose row is stale
   is simply re-done, and rows of paths with no ``files`` row are swept.
@@ -32,15 +32,17 @@ import pyarrow.compute as pc
 
 from .errors import IndexMissingError, StoreError
 from .faults import crash_point
-from .model import Chunk, ChunkKind, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
+from .model import Chunk, ChunkKind, Edge, EdgeKind, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+# 2: the edges table (reference graph)
+SCHEMA_VERSION = 2
 
 FILES = "files"
 CHUNKS = "chunks"
 SYMBOLS = "symbols"
+EDGES = "edges"
 META = "meta"
 _IN_BATCH = 500  # values per SQL IN (...) list
 
@@ -104,6 +106,25 @@ def symbols_schema() -> pa.Schema:
             pa.field("sel_end_col", pa.int32()),
             pa.field("container", pa.string()),
             pa.field("chunk_id", pa.string()),
+        ]
+    )
+
+
+def edges_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("from_symbol", pa.string()),
+            pa.field("to_name", pa.string()),
+            pa.field("last_name", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("module", pa.string()),
+            pa.field("alias", pa.string()),
+            pa.field("line", pa.int32()),
+            pa.field("col", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("end_col", pa.int32()),
         ]
     )
 
@@ -228,13 +249,14 @@ class Store:
         self._counts.clear()
         self._meta = None
         # meta first goes away, so a crash mid-rebuild is seen as "no index".
-        for name in (META, FILES, CHUNKS, SYMBOLS):
+        for name in (META, FILES, CHUNKS, SYMBOLS, EDGES):
             if name in self.table_names():
                 self._db.drop_table(name)
         try:
             self._db.create_table(FILES, schema=files_schema())
             self._db.create_table(CHUNKS, schema=chunks_schema(meta.dimension))
             self._db.create_table(SYMBOLS, schema=symbols_schema())
+            self._db.create_table(EDGES, schema=edges_schema())
             rows = [
                 {"key": "schema_version", "value": str(meta.schema_version)},
                 {"key": "model_id", "value": meta.model_id},
@@ -355,7 +377,7 @@ class Store:
     # ----- writing -------------------------------------------------------------
 
     def write_files(self, writes: Sequence[FileWrite], dim: int, vectors: dict[str, Vectors]) -> None:
-        """Replace the rows of these files: chunks, then symbols, then the files rows.
+        """Replace the rows of these files: chunks, symbols, edges, then the files rows.
 
         ``vectors`` maps content hash → vector for chunks whose embedding is known.
         """
@@ -364,10 +386,12 @@ class Store:
         paths = [w.record.path for w in writes]
         chunks = [c for w in writes for c in w.chunks]
         symbols = [s for w in writes for s in w.symbols]
+        edges = [e for w in writes for e in w.edges]
         try:
             self._replace(CHUNKS, paths, _chunks_table(chunks, dim, vectors))
             crash_point("write")
             self._replace(SYMBOLS, paths, _symbols_table(symbols))
+            self._replace(EDGES, paths, _edges_table(edges))
             crash_point("write-files")
             self._table(FILES).merge_insert(
                 "path"
@@ -402,7 +426,7 @@ class Store:
             self._table(FILES).merge_insert("path").when_matched_update_all().execute(_files_table(records))
 
     def remove_files(self, paths: Sequence[str]) -> None:
-        """Forget files: the files rows first (the marker), then their chunks and symbols."""
+        """Forget files: the files rows first (the marker), then their chunks, symbols and edges."""
         if not paths:
             return
         try:
@@ -412,6 +436,7 @@ class Store:
             for flt in in_filters("path", list(paths)):
                 self._table(CHUNKS).delete(flt)
                 self._table(SYMBOLS).delete(flt)
+                self._table(EDGES).delete(flt)
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"removing {len(paths)} files from {self.uri} failed: {exc}") from exc
 
@@ -441,7 +466,7 @@ class Store:
 
     def optimize(self, keep_versions_for: timedelta = timedelta(minutes=5)) -> None:
         """Compact, fold new rows into the indices, prune old versions."""
-        for name in (CHUNKS, SYMBOLS, FILES):
+        for name in (CHUNKS, SYMBOLS, EDGES, FILES):
             try:
                 self._table(name).optimize(cleanup_older_than=keep_versions_for)
             except Exception as exc:  # optimisation is best effort: the data is whole
@@ -522,6 +547,63 @@ def _symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
         ],
         schema=symbols_schema(),
     )
+
+
+def edge_row_id(edge: Edge, ordinal: int) -> str:
+    key = f"{edge.path}\0{ordinal}\0{edge.kind}\0{edge.to_name}\0{edge.line}\0{edge.column}"
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _edges_table(edges: Sequence[Edge]) -> pa.Table:
+    return pa.table(
+        {
+            "id": [edge_row_id(e, i) for i, e in enumerate(edges)],
+            "path": [e.path for e in edges],
+            "from_symbol": [e.from_symbol for e in edges],
+            "to_name": [e.to_name for e in edges],
+            "last_name": [e.last_name for e in edges],
+            "kind": [str(e.kind) for e in edges],
+            "module": [e.module for e in edges],
+            "alias": [e.alias for e in edges],
+            "line": pa.array([e.line for e in edges], pa.int32()),
+            "col": pa.array([e.column for e in edges], pa.int32()),
+            "end_line": pa.array([e.end_line for e in edges], pa.int32()),
+            "end_col": pa.array([e.end_column for e in edges], pa.int32()),
+        },
+        schema=edges_schema(),
+    )
+
+
+def edges_from_table(data: pa.Table) -> list[Edge]:
+    """Edges of an ``edges`` table slice, as the parser made them (unresolved)."""
+    cols = {name: data.column(name).to_pylist() for name in data.column_names}
+    return [
+        Edge(
+            path=p,
+            from_symbol=f or "",
+            to_name=t or "",
+            kind=EdgeKind(k),
+            line=int(ln),
+            column=int(c),
+            end_line=int(el),
+            end_column=int(ec),
+            module=m or "",
+            alias=a or "",
+        )
+        for p, f, t, k, ln, c, el, ec, m, a in zip(
+            cols["path"],
+            cols["from_symbol"],
+            cols["to_name"],
+            cols["kind"],
+            cols["line"],
+            cols["col"],
+            cols["end_line"],
+            cols["end_col"],
+            cols["module"],
+            cols["alias"],
+            strict=True,
+        )
+    ]
 
 
 def _files_table(records: Sequence[FileRecord]) -> pa.Table:

@@ -80,6 +80,20 @@ class Scope:
     class_name: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One name an import binds: ``from a.b import c as d`` → module ``a.b``, name ``c``, alias ``d``.
+
+    ``name`` is "" when the module itself is bound (``import a.b as x``), ``*``
+    when all its names are (``from a import *``, ``using System;``, ``#include``).
+    """
+
+    module: str
+    name: str
+    alias: str
+    node: Node  # where it is written
+
+
 def node_text(node: Node | None) -> str:
     """The source text of a node (UTF-8, undecodable bytes replaced)."""
     if node is None:
@@ -172,6 +186,10 @@ class Mapping:
             role=rule.role,
             body=body,
         )
+
+    def imports(self, node: Node) -> list[Import]:
+        """The names an import statement (an ``@import`` capture of the edge query) binds."""
+        return []
 
     def adjust_kind(self, kind: SymbolKind | None, name: str, scope: Scope) -> SymbolKind | None:
         """Functions inside a class are methods; constructors where the name says so."""

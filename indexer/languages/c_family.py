@@ -5,7 +5,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Scope, node_text
+from .paths import text_parts
 
 _NAME_TYPES = frozenset(
     {
@@ -56,6 +57,18 @@ class CMapping(Mapping):
     def declaration(self, node: Node, scope: Scope) -> list[Definition]:
         """Plain declarations are not definitions in C."""
         return []
+
+    def imports(self, node: Node) -> list[Import]:
+        """``#include "x.h"`` brings every name of x.h; ``using ns::name;`` binds ``name``."""
+        if node.type == "preproc_include":
+            path = node.child_by_field_name("path")
+            return [Import(node_text(path).strip('"'), "*", "*", path or node)]
+        target = node.named_children[-1] if node.named_child_count else None
+        dotted = text_parts(target)
+        if node_text(node).startswith("using namespace"):
+            return [Import(dotted, "*", "*", node)]
+        module, _, name = dotted.rpartition(".")
+        return [Import(module, name, name, node)]
 
     def function(self, node: Node, outer: Node, scope: Scope) -> Definition:
         """A function from its declarator chain; ``A::b`` gives container ``A``."""

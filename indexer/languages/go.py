@@ -7,7 +7,8 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .paths import text_parts
 
 _TYPE_KINDS = {"struct_type": SymbolKind.STRUCT, "interface_type": SymbolKind.INTERFACE}
 
@@ -55,6 +56,12 @@ class GoMapping(Mapping):
                     )
             return found
         return super().definitions(node, scope)
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import str "strings"`` binds ``str``; a plain import binds the path's last part."""
+        path = text_parts(node.child_by_field_name("path"))
+        name = node_text(node.child_by_field_name("name"))
+        return [Import(path, "", name or path.rsplit("/", 1)[-1], node)]
 
     def member_nodes(self, definition: Definition) -> list[Node]:
         """Interface methods are members; struct fields are not definitions."""

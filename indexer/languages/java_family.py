@@ -7,7 +7,8 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .paths import text_parts
 
 
 class JavaMapping(Mapping):
@@ -24,6 +25,15 @@ class JavaMapping(Mapping):
         "compact_constructor_declaration": Rule(SymbolKind.CONSTRUCTOR, Role.FUNCTION),
     }
     transparent = frozenset({"ERROR", "enum_body_declarations"})
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import a.b.C;`` binds ``C``; ``import a.b.*;`` everything of ``a.b``."""
+        path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+        dotted = text_parts(path)
+        if any(c.type == "asterisk" for c in node.named_children):
+            return [Import(dotted, "*", "*", node)]
+        module, _, name = dotted.rpartition(".")
+        return [Import(module, name, name, path or node)]
 
 
 class CSharpMapping(Mapping):
@@ -47,6 +57,17 @@ class CSharpMapping(Mapping):
         "delegate_declaration": Rule(SymbolKind.FUNCTION, Role.SYMBOL),
         "event_declaration": Rule(SymbolKind.EVENT, Role.SYMBOL),
     }
+
+    def imports(self, node: Node) -> list[Import]:
+        """``using A.B;`` brings every name of ``A.B``; ``using J = A.B;`` binds ``J``."""
+        alias = node.child_by_field_name("name")
+        target = next(
+            (c for c in node.named_children if c != alias and c.type in ("qualified_name", "identifier")),
+            None,
+        )
+        if alias is not None:
+            return [Import(text_parts(target), "", node_text(alias), node)]
+        return [Import(text_parts(target), "*", "*", node)]
 
 
 _KOTLIN_NAMES = ("type_identifier", "simple_identifier")
@@ -90,6 +111,21 @@ class KotlinMapping(Mapping):
                 )
             ]
         return []
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import a.b.C [as D]``, ``import a.b.*``."""
+        return _kotlin_import(node)
+
+
+def _kotlin_import(node: Node) -> list[Import]:
+    ident = _child(node, ("identifier",))
+    dotted = ".".join(node_text(c) for c in ident.named_children) if ident is not None else ""
+    alias_node = _child(node, ("import_alias",))
+    if any(c.type in ("wildcard_import", "*") for c in node.children) or node_text(node).endswith("*"):
+        return [Import(dotted, "*", "*", node)]
+    module, _, name = dotted.rpartition(".")
+    alias = node_text(alias_node.named_children[0]) if alias_node and alias_node.named_child_count else name
+    return [Import(module, name, alias, ident or node)]
 
 
 def _child(node: Node, types: tuple[str, ...]) -> Node | None:

@@ -7,7 +7,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
 
 
 class PythonMapping(Mapping):
@@ -30,6 +30,31 @@ class PythonMapping(Mapping):
         if node.type == "assignment" and not scope.container:
             return _assignment(node, node)
         return super().definitions(node, scope)
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import a.b [as x]`` binds ``a`` (or ``x``); ``from .m import n as k`` binds ``k``."""
+        out: list[Import] = []
+        if node.type == "import_statement":
+            for item in node.children_by_field_name("name"):
+                target, alias = _aliased(item)
+                module = node_text(target)
+                out.append(Import(module, "", alias or module.split(".")[0], item))
+            return out
+        module = node_text(node.child_by_field_name("module_name")).replace(" ", "")
+        if any(c.type == "wildcard_import" for c in node.named_children):
+            return [Import(module, "*", "*", node)]
+        for item in node.children_by_field_name("name"):
+            target, alias = _aliased(item)
+            name = node_text(target)
+            out.append(Import(module, name, alias or name, item))
+        return out
+
+
+def _aliased(item: Node) -> tuple[Node, str]:
+    if item.type == "aliased_import":
+        target = item.child_by_field_name("name") or item
+        return target, node_text(item.child_by_field_name("alias"))
+    return item, ""
 
 
 def _assignment(outer: Node, assignment: Node) -> list[Definition]:

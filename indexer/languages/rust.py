@@ -7,7 +7,8 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .paths import text_parts
 
 
 class RustMapping(Mapping):
@@ -53,3 +54,37 @@ class RustMapping(Mapping):
         if kind is SymbolKind.FUNCTION and scope.in_class:
             return SymbolKind.METHOD
         return kind
+
+    def imports(self, node: Node) -> list[Import]:
+        """``use a::b::{c, d as e}`` → ``a.b``: ``c`` and ``d`` (as ``e``); ``use a::*``."""
+        out: list[Import] = []
+        argument = node.child_by_field_name("argument")
+        if argument is not None:
+            _use(argument, "", out)
+        return out
+
+
+def _use(node: Node, prefix: str, out: list[Import]) -> None:
+    def full(path: str) -> str:
+        return f"{prefix}.{path}" if prefix and path else prefix or path
+
+    t = node.type
+    if t in ("scoped_identifier", "identifier", "crate", "self", "super"):
+        path = full(text_parts(node))
+        module, _, name = path.rpartition(".")
+        out.append(Import(module, name, name, node))
+    elif t == "use_as_clause":
+        path = full(text_parts(node.child_by_field_name("path")))
+        module, _, name = path.rpartition(".")
+        out.append(Import(module, name, node_text(node.child_by_field_name("alias")), node))
+    elif t == "use_wildcard":
+        inner = node.named_children[0] if node.named_child_count else None
+        out.append(Import(full(text_parts(inner)), "*", "*", node))
+    elif t == "scoped_use_list":
+        base = full(text_parts(node.child_by_field_name("path")))
+        items = node.child_by_field_name("list")
+        for item in items.named_children if items is not None else []:
+            _use(item, base, out)
+    elif t == "use_list":
+        for item in node.named_children:
+            _use(item, prefix, out)

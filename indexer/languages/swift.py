@@ -7,7 +7,8 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .paths import text_parts
 
 _DECLARATION_KINDS = {
     "class": SymbolKind.CLASS,
@@ -47,3 +48,8 @@ class SwiftMapping(Mapping):
             name_node = node.child_by_field_name("name")
             return [Definition(node, node, "init", name_node, SymbolKind.CONSTRUCTOR, Role.FUNCTION, body)]
         return super().definitions(node, scope)
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import Foundation`` brings every name of the module."""
+        ident = next((c for c in node.named_children if c.type == "identifier"), None)
+        return [Import(text_parts(ident), "*", "*", node)]

@@ -7,7 +7,8 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .paths import text_parts
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _CLASS_VALUES = frozenset({"class", "class_expression"})
@@ -86,6 +87,38 @@ class JavaScriptMapping(Mapping):
             if d.role is Role.NAMESPACE:
                 d.name = d.name.strip("'\"")  # declare module "name"
         return found
+
+    def imports(self, node: Node) -> list[Import]:
+        """``import d, {a as b} from "./x"``, ``import * as ns``; ``export {q} from`` re-exports."""
+        module = text_parts(node.child_by_field_name("source"))
+        out: list[Import] = []
+        for child in node.named_children:
+            if child.type == "import_clause":
+                for part in child.named_children:
+                    if part.type == "identifier":
+                        out.append(Import(module, "default", node_text(part), part))
+                    elif part.type == "namespace_import":
+                        ident = part.named_children[0] if part.named_child_count else part
+                        out.append(Import(module, "", node_text(ident), ident))
+                    elif part.type == "named_imports":
+                        out.extend(_specifiers(module, part, "import_specifier"))
+            elif child.type == "export_clause":
+                out.extend(_specifiers(module, child, "export_specifier"))
+        if not out:  # `import "./side-effect"`, `export * from "./x"`
+            star = node.type == "export_statement"
+            out.append(Import(module, "*" if star else "", "*" if star else "", node))
+        return out
+
+
+def _specifiers(module: str, clause: Node, kind: str) -> list[Import]:
+    out: list[Import] = []
+    for spec in clause.named_children:
+        if spec.type != kind:
+            continue
+        name_node = spec.child_by_field_name("name")
+        alias = node_text(spec.child_by_field_name("alias")) or node_text(name_node)
+        out.append(Import(module, node_text(name_node), alias, name_node or spec))
+    return out
 
 
 def _variables(node: Node, scope: Scope) -> list[Definition]:

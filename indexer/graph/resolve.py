@@ -1,0 +1,465 @@
+"""Names → definitions: lexical scope, same file, imports, same package, a unique global.
+
+The order, for a reference ``head.rest…`` written in file F inside definition D:
+
+1. ``self`` / ``this`` / ``cls`` / ``Self`` (and a Go method's receiver): the class
+   around D, then its bases; ``super``: the bases only.
+2. Lexical scope: the containers of D, innermost first. A class's members are
+   visible unqualified only in languages where they are (Java, C#, Kotlin,
+   Swift, C++); namespaces and modules always.
+3. The top level of F.
+4. F's imports: an alias binds a module or a name; relative imports, re-exports
+   (``from .x import y`` in a package ``__init__``, ``export {a} from``) and
+   star imports are followed.
+5. The same package: the directory, for Go, Java and Kotlin.
+6. A unique definition of that name anywhere — only in languages where a bare
+   name can reach another file without an import (C, C++, C#, Swift, Java,
+   Kotlin). In Python, JavaScript, TypeScript, Rust and Go such a name is a
+   builtin, a local or a global we cannot see: taking a namesake elsewhere
+   would be a guess.
+
+The rest of the path walks members: of a module (its top level, submodules,
+re-exports) or of a class (its members, extension / impl members, then its
+bases). Anything else — a receiver whose type is unknown (``?.m``, ``obj.m``),
+two definitions with the same claim — stays unresolved with its candidates:
+every definition of that last name. Never a guess.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from .snapshot import TYPE_KINDS, Snapshot, module_key
+
+_SELF_WORDS = {
+    "python": frozenset({"self", "cls"}),
+    "rust": frozenset({"self", "Self"}),
+    "swift": frozenset({"self", "Self"}),
+    "go": frozenset({"self"}),  # the parser writes a method's receiver as `self`
+}
+_THIS = frozenset({"this"})
+_CLASS_SCOPE = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "cuda"})
+_GLOBAL_FALLBACK = frozenset({"c", "cpp", "cuda", "csharp", "swift", "java", "kotlin"})
+_PACKAGE_DIR = frozenset({"go", "java", "kotlin"})
+_FAMILY = {
+    "typescript": "js",
+    "tsx": "js",
+    "javascript": "js",
+    "c": "c",
+    "cpp": "c",
+    "cuda": "c",
+}
+_JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
+_MAX_DEPTH = 16
+_NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
+
+
+def family(language: str) -> str:
+    """Languages that can reference each other's definitions (JS and TS, C and C++)."""
+    return _FAMILY.get(language, language)
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A module as a set of files: a Python or JS file, a Go package directory."""
+
+    name: str
+    paths: tuple[str, ...]
+
+
+Target = Symbol | Module
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What a reference means: one definition (or module), or the candidates it might mean."""
+
+    symbol: Symbol | None = None
+    module: Module | None = None
+    candidates: tuple[Symbol, ...] = ()
+
+    @property
+    def resolved(self) -> bool:
+        return self.symbol is not None or self.module is not None
+
+
+_UNRESOLVED = Resolution()
+
+
+class Resolver:
+    """Resolution over one snapshot, memoised until the snapshot changes."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snap = snapshot
+        self._generation = -1
+        self._memo: dict[tuple[str, int, int, str, EdgeKind], Resolution] = {}
+        self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
+        self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
+
+    def _fresh(self) -> None:
+        if self._generation != self.snap.generation:
+            self._memo.clear()
+            self._bases.clear()
+            self._imports.clear()
+            self._generation = self.snap.generation
+
+    # ----- public --------------------------------------------------------------------
+
+    def resolve(self, edge: Edge) -> Resolution:
+        """What ``edge`` refers to."""
+        self._fresh()
+        key = (edge.path, edge.line, edge.column, edge.to_name, edge.kind)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._resolve(edge)
+            self._memo[key] = found
+        return found
+
+    def resolved_edge(self, edge: Edge) -> Edge:
+        """``edge`` with ``to_symbol`` / ``candidates`` filled in (qualified names)."""
+        from dataclasses import replace
+
+        r = self.resolve(edge)
+        if r.symbol is not None:
+            return replace(edge, to_symbol=r.symbol.qualified_name)
+        if r.module is not None:
+            return replace(edge, to_symbol=r.module.name)
+        return replace(edge, candidates=tuple(f"{c.path}:{c.qualified_name}" for c in r.candidates))
+
+    def bases(self, cls: Symbol) -> tuple[Symbol, ...]:
+        """The resolved direct supertypes of a class (its own header, its extensions / impls)."""
+        self._fresh()
+        found = self._bases.get(cls)
+        if found is None:
+            self._bases[cls] = ()  # a cycle reads "no bases" instead of recursing
+            out: list[Symbol] = []
+            for e in self.supertype_edges(cls):
+                r = self.resolve(e)
+                if r.symbol is not None and r.symbol != cls and r.symbol not in out:
+                    out.append(r.symbol)
+            found = self._bases[cls] = tuple(out)
+        return found
+
+    def supertype_edges(self, cls: Symbol) -> list[Edge]:
+        """Inherit / implement edges of a class: in its header, and in extensions / impls elsewhere."""
+        out = [
+            e
+            for e in self.snap.edges_from.get((cls.path, cls.qualified_name), [])
+            if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT)
+        ]
+        for e in self.snap.edges_by_scope.get(cls.qualified_name, []):
+            elsewhere = e.path != cls.path and self.snap.symbol(e.path, e.from_symbol) is None
+            if elsewhere and self.type_for_scope(e.path, e.from_symbol) == cls:
+                out.append(e)
+        return out
+
+    def member(self, cls: Symbol, name: str, *, own: bool = True) -> Symbol | None:
+        """``name`` in a class, its extensions / impls, then its bases (breadth first)."""
+        seen: set[Symbol] = set()
+        queue = [cls] if own else list(self.bases(cls))
+        while queue:
+            t = queue.pop(0)
+            if t in seen:
+                continue
+            seen.add(t)
+            found = self.own_member(t, name)
+            if found is not None:
+                return found
+            queue.extend(self.bases(t))
+        return None
+
+    def own_member(self, cls: Symbol, name: str) -> Symbol | None:
+        for s in self.snap.members.get((cls.path, cls.qualified_name), []):
+            if s.name == name:
+                return s
+        fam = family(cls.language)
+        for s in self.snap.detached.get(cls.qualified_name, []):
+            if s.name == name and family(s.language) == fam and self._same_owner(s, cls):
+                return s
+        return None
+
+    def own_members(self, cls: Symbol) -> list[Symbol]:
+        """Members defined in the class itself and its extensions / impls."""
+        fam = family(cls.language)
+        out = list(self.snap.members.get((cls.path, cls.qualified_name), []))
+        out += [
+            s
+            for s in self.snap.detached.get(cls.qualified_name, [])
+            if family(s.language) == fam and self._same_owner(s, cls)
+        ]
+        return out
+
+    def _same_owner(self, member: Symbol, cls: Symbol) -> bool:
+        if member.path == cls.path:
+            return True
+        if cls.language == "go":  # methods live in the type's package
+            return posixpath.dirname(member.path) == posixpath.dirname(cls.path)
+        return self.type_for_scope(member.path, member.container) == cls
+
+    def type_for_scope(self, path: str, qualified: str) -> Symbol | None:
+        """The type an impl / extension / receiver scope named ``qualified`` in ``path`` extends."""
+        own = self.snap.symbol(path, qualified)
+        if own is not None:
+            return own if own.kind in TYPE_KINDS else None
+        name = qualified.rsplit(".", 1)[-1]
+        lang = self.snap.language(path)
+        same_file = [s for s in self.snap.symbols_named(name) if s.path == path and s.kind in TYPE_KINDS]
+        if len(same_file) == 1:
+            return same_file[0]
+        fam = family(lang)
+        types = [
+            s for s in self.snap.symbols_named(name) if s.kind in TYPE_KINDS and family(s.language) == fam
+        ]
+        if lang == "go":
+            types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
+        return types[0] if len(types) == 1 else None
+
+    def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
+        """The class around a definition (the nearest container that is a type or an impl scope)."""
+        parts = from_symbol.split(".") if from_symbol else []
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            own = self.snap.symbol(path, prefix)
+            if own is not None and own.kind in TYPE_KINDS:
+                return own
+            if own is None:
+                t = self.type_for_scope(path, prefix)
+                if t is not None:
+                    return t
+        return None
+
+    # ----- resolution --------------------------------------------------------------
+
+    def _resolve(self, edge: Edge) -> Resolution:
+        if edge.kind is EdgeKind.IMPORT:
+            bound = self.import_target(edge, 0)
+            if isinstance(bound, Module):
+                return Resolution(module=bound)
+            if isinstance(bound, Symbol):
+                return Resolution(symbol=bound)
+            return _UNRESOLVED
+        parts = edge.to_name.split(".")
+        lang = self.snap.language(edge.path)
+        head, rest = parts[0], parts[1:]
+        target: Target | None = None
+        if head in _SELF_WORDS.get(lang, _THIS) and rest:
+            cls = self.enclosing_type(edge.path, edge.from_symbol)
+            target = self.member(cls, rest[0]) if cls is not None else None
+            rest = rest[1:]
+        elif head == "super" and rest:
+            cls = self.enclosing_type(edge.path, edge.from_symbol)
+            target = self.member(cls, rest[0], own=False) if cls is not None else None
+            rest = rest[1:]
+        elif head != "?":
+            target = self.name_in_scope(edge, head, lang)
+        for part in rest:
+            if target is None:
+                break
+            target = self.member_of(target, part, 0)
+        if isinstance(target, Symbol):
+            return Resolution(symbol=target)
+        if target is not None and edge.kind is not EdgeKind.CALL:
+            return Resolution(module=target)
+        return Resolution(candidates=self.candidates(edge, lang))
+
+    def candidates(self, edge: Edge, lang: str) -> tuple[Symbol, ...]:
+        name = edge.last_name
+        fam = family(lang)
+        return tuple(s for s in self.snap.symbols_named(name) if family(s.language) == fam)
+
+    def name_in_scope(self, edge: Edge, head: str, lang: str) -> Target | None:
+        path = edge.path
+        snap = self.snap
+        # lexical: the containers around the reference, innermost first
+        parts = edge.from_symbol.split(".") if edge.from_symbol else []
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            own = snap.symbol(path, prefix)
+            if own is not None and own.kind in _NAMESPACE_KINDS:
+                inner = snap.symbol(path, f"{prefix}.{head}")
+                if inner is not None:
+                    return inner
+            elif lang in _CLASS_SCOPE:
+                cls = own if own is not None and own.kind in TYPE_KINDS else self.type_for_scope(path, prefix)
+                if cls is not None:
+                    found = self.member(cls, head)
+                    if found is not None:
+                        return found
+        top = snap.top_level(path, head)
+        if top is not None:
+            return top
+        for e in reversed(snap.imports.get(path, {}).get(head, [])):
+            target = self.import_target(e, 0)
+            if target is not None:
+                return target
+        for e in snap.star_imports.get(path, []):
+            mod = self.import_target(e, 0)
+            if isinstance(mod, Module):
+                found_in = self.in_module(mod, head, 1)
+                if found_in is not None:
+                    return found_in
+        fam = family(lang)
+        if lang in _PACKAGE_DIR:
+            here = posixpath.dirname(path)
+            for other in snap.dirs.get(here, []):
+                s = snap.top_level(other, head)
+                if s is not None and family(snap.language(other)) == fam:
+                    return s
+        if lang in _GLOBAL_FALLBACK:
+            unique = [
+                s
+                for s in snap.symbols_named(head)
+                if family(s.language) == fam
+                and s.kind is not SymbolKind.METHOD
+                and "." not in s.qualified_name
+            ]
+            if len(unique) == 1:
+                return unique[0]
+        return None
+
+    def member_of(self, target: Target, name: str, depth: int) -> Target | None:
+        if isinstance(target, Module):
+            return self.in_module(target, name, depth + 1)
+        if target.kind in TYPE_KINDS or target.kind in _NAMESPACE_KINDS:
+            inner = self.snap.symbol(target.path, f"{target.qualified_name}.{name}")
+            if inner is not None:
+                return inner
+            return self.member(target, name) if target.kind in TYPE_KINDS else None
+        return None  # a function or variable: the type of what it returns is unknown
+
+    def in_module(self, mod: Module, name: str, depth: int) -> Target | None:
+        """``name`` in a module: its top level, a submodule, a re-export, a star import."""
+        if depth > _MAX_DEPTH:
+            return None
+        for p in mod.paths:
+            s = self.snap.top_level(p, name)
+            if s is not None:
+                return s
+        if mod.name in self.snap.python_modules or (mod.paths and mod.paths[0].endswith("__init__.py")):
+            sub = self.python_module(f"{mod.name}.{name}")
+            if sub is not None:
+                return sub
+        for p in mod.paths:
+            for e in reversed(self.snap.imports.get(p, {}).get(name, [])):
+                target = self.import_target(e, depth + 1)
+                if target is not None:
+                    return target
+        for p in mod.paths:
+            for e in self.snap.star_imports.get(p, []):
+                inner = self.import_target(e, depth + 1)
+                if isinstance(inner, Module) and inner != mod:
+                    found = self.in_module(inner, name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    # ----- imports ------------------------------------------------------------------
+
+    def import_target(self, edge: Edge, depth: int) -> Target | None:
+        """What an import edge binds: a module (``to_name`` "" or ``*``) or a definition."""
+        key = (edge.path, edge.line, edge.column, edge.module, edge.to_name)
+        if key in self._imports:
+            return self._imports[key]
+        self._imports[key] = None  # a cycle of re-exports resolves to nothing
+        found = self._import_target(edge, depth) if depth <= _MAX_DEPTH else None
+        self._imports[key] = found
+        return found
+
+    def _import_target(self, edge: Edge, depth: int) -> Target | None:
+        lang = self.snap.language(edge.path)
+        name = edge.to_name
+        mod: Module | None
+        if lang == "python":
+            absolute = absolute_module(edge.module, edge.path)
+            if not name and edge.alias == absolute.split(".")[0] and not edge.module.startswith("."):
+                absolute = edge.alias  # `import a.b` binds `a`
+            mod = self.python_module(absolute)
+        elif family(lang) == "js":
+            mod = self.js_module(edge.path, edge.module)
+        elif lang == "go":
+            mod = self.go_package(edge.module)
+        elif family(lang) == "c" and edge.module and not edge.module.startswith("<") and name == "*":
+            mod = self.header(edge.path, edge.module)
+        else:
+            return self.qualified([*edge.module.split("."), name] if name not in ("", "*") else [], lang)
+        if mod is None:
+            return None
+        if name in ("", "*"):
+            return mod
+        if name == "default" and family(lang) == "js":
+            return self.snap.top_level(mod.paths[0], "default") if mod.paths else None
+        return self.in_module(mod, name, depth + 1)
+
+    def python_module(self, dotted: str) -> Module | None:
+        snap = self.snap
+        path = snap.python_modules.get(dotted)
+        if path is None:
+            found = snap.module_suffixes.get(dotted, [])
+            if len(found) != 1:
+                return None
+            path = found[0]
+        return Module(dotted, (path,))
+
+    def js_module(self, importer: str, spec: str) -> Module | None:
+        if not spec.startswith("."):
+            return None  # a package from node_modules: outside the workspace
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        for ext in _JS_EXTENSIONS:
+            p = self.snap.module_keys.get(module_key(base + ext)) if ext else self.snap.module_keys.get(base)
+            if p is not None and self.snap.files.get(p) is not None and (not ext or p.endswith(ext)):
+                return Module(base, (p,))
+        return None
+
+    def go_package(self, import_path: str) -> Module | None:
+        parts = import_path.split("/")
+        for i in range(len(parts)):
+            d = "/".join(parts[i:])
+            files = [p for p in self.snap.dirs.get(d, []) if p.endswith(".go")]
+            if files:
+                return Module(import_path, tuple(files))
+        return None
+
+    def header(self, importer: str, spec: str) -> Module | None:
+        local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        if local in self.snap.files:
+            return Module(spec, (local,))
+        found = [p for p in self.snap.files if p == spec or p.endswith("/" + spec)]
+        return Module(spec, tuple(found)) if len(found) == 1 else None
+
+    def qualified(self, parts: list[str], lang: str) -> Symbol | None:
+        """A fully qualified name (``a.b.C``, ``std.collections.HashMap``) matched against
+        qualified names and paths; only a unique match counts."""
+        parts = [p for p in parts if p not in ("", "crate", "self", "super")]
+        if not parts:
+            return None
+        fam = family(lang)
+        want = ".".join(parts)
+        found = []
+        for s in self.snap.symbols_named(parts[-1]):
+            if family(s.language) != fam:
+                continue
+            where = module_key(s.path).replace("/", ".")
+            full = f"{where}.{s.qualified_name}"
+            owner = ".".join(parts[:-1])
+            if (
+                s.qualified_name == want
+                or s.qualified_name.endswith("." + want)
+                or full.endswith("." + want)
+                or (owner and (where == owner or where.endswith("." + owner)))
+            ):
+                found.append(s)
+        return found[0] if len(found) == 1 else None
+
+
+def absolute_module(module: str, importer: str) -> str:
+    """``..pkg.mod`` imported from ``a/b/c.py`` → ``a.pkg.mod``; absolute names unchanged."""
+    if not module.startswith("."):
+        return module
+    dots = len(module) - len(module.lstrip("."))
+    rest = module[dots:]
+    package = importer.split("/")[:-1]  # a module's package is its directory (also for __init__.py)
+    if dots > 1:
+        package = package[: len(package) - (dots - 1)] if dots - 1 <= len(package) else []
+    return ".".join([*package, rest] if rest else package)

@@ -1,0 +1,226 @@
+"""The symbols and edges of an index, in memory, kept in step with the store.
+
+The store holds edges as written (``to_name``), never resolved: resolution
+depends on other files (what they define, what they re-export), so a stored
+answer would go stale whenever a target file changed. The snapshot reloads
+only the files whose ``files`` row (the commit marker, written last) changed,
+then the resolver answers from memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
+from ..store import EDGES, FILES, SYMBOLS, Store, edges_from_table, in_filters, symbol_from_row
+
+log = logging.getLogger(__name__)
+
+#: symbol kinds that hold members and take part in inheritance
+TYPE_KINDS = frozenset(
+    {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.OBJECT}
+)
+CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
+_FULL_RELOAD = 300  # more changed files than this: read whole tables
+
+
+@dataclass(slots=True)
+class FileGraph:
+    """One file's definitions and references."""
+
+    path: str
+    language: str
+    content_hash: str
+    symbols: list[Symbol] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+
+def python_module(path: str) -> str:
+    """``pkg/sub/mod.py`` → ``pkg.sub.mod``; ``pkg/__init__.py`` → ``pkg``."""
+    stem = path.rsplit(".", 1)[0] if path.endswith((".py", ".pyi", ".pyw")) else path
+    parts = stem.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def module_key(path: str) -> str:
+    """A file's path without its extension (``src/a.ts`` → ``src/a``): how JS, Rust, C name modules."""
+    head, dot, ext = path.rpartition(".")
+    return head if dot and "/" not in ext else path
+
+
+class Snapshot:
+    """Every file's symbols and edges, with the lookups resolution needs."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.files: dict[str, FileGraph] = {}
+        self.generation = 0  # bumped whenever the content changes
+        self._files_version: int | None = None
+        self._lock = threading.Lock()
+        self._reset_lookups()
+
+    # ----- loading ---------------------------------------------------------------
+
+    def refresh(self) -> bool:
+        """Reload the files that changed since the last call; True when anything did."""
+        with self._lock:
+            version = self.store.table(FILES).version
+            if version == self._files_version:
+                return False
+            rows = (
+                self.store.table(FILES)
+                .to_arrow()
+                .select(["path", "language", "content_hash", "status"])
+                .to_pylist()
+            )
+            want = {
+                str(r["path"]): (str(r["language"] or ""), str(r["content_hash"] or ""))
+                for r in rows
+                if r["status"] == str(FileStatus.INDEXED)
+            }
+            gone = [p for p in self.files if p not in want]
+            changed = [
+                p for p, (_, h) in want.items() if p not in self.files or self.files[p].content_hash != h
+            ]
+            for p in gone:
+                del self.files[p]
+            if changed:
+                self._load(changed, want)
+            self._files_version = version
+            if gone or changed:
+                self.generation += 1
+                self._reset_lookups()
+                self._build_lookups()
+                return True
+            return False
+
+    def _load(self, paths: Sequence[str], want: dict[str, tuple[str, str]]) -> None:
+        fresh = {p: FileGraph(p, want[p][0], want[p][1]) for p in paths}
+        if len(paths) > _FULL_RELOAD:
+            sym_rows = self.store.table(SYMBOLS).to_arrow()
+            edge_rows = self.store.table(EDGES).to_arrow()
+            self._fill(fresh, sym_rows, edge_rows)
+        else:
+            for flt in in_filters("path", list(paths)):
+                sym_rows = self.store.table(SYMBOLS).search().where(flt).limit(None).to_arrow()
+                edge_rows = self.store.table(EDGES).search().where(flt).limit(None).to_arrow()
+                self._fill(fresh, sym_rows, edge_rows)
+        self.files.update(fresh)
+
+    @staticmethod
+    def _fill(fresh: dict[str, FileGraph], sym_rows: pa.Table, edge_rows: pa.Table) -> None:
+        for row in sym_rows.to_pylist():
+            fg = fresh.get(str(row["path"]))
+            if fg is not None:
+                fg.symbols.append(symbol_from_row(row))
+        for e in edges_from_table(edge_rows):
+            fg = fresh.get(e.path)
+            if fg is not None:
+                fg.edges.append(e)
+
+    # ----- lookups ---------------------------------------------------------------
+
+    def _reset_lookups(self) -> None:
+        self.by_name: dict[str, list[Symbol]] = defaultdict(list)
+        self.by_qname: dict[tuple[str, str], Symbol] = {}
+        self.members: dict[tuple[str, str], list[Symbol]] = defaultdict(list)
+        # members whose container has no symbol in their file: impl / extension / Go receiver methods
+        self.detached: dict[str, list[Symbol]] = defaultdict(list)
+        self.edges_by_last: dict[str, list[Edge]] = defaultdict(list)
+        self.edges_from: dict[tuple[str, str], list[Edge]] = defaultdict(list)
+        # inherit / implement edges by the scope that declares them (extensions, impls included)
+        self.edges_by_scope: dict[str, list[Edge]] = defaultdict(list)
+        self.imports: dict[str, dict[str, list[Edge]]] = {}
+        self.star_imports: dict[str, list[Edge]] = defaultdict(list)
+        self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)  # import edges by imported name
+        self.python_modules: dict[str, str] = {}
+        self.module_suffixes: dict[str, list[str]] = defaultdict(list)
+        self.module_keys: dict[str, str] = {}
+        self.dirs: dict[str, list[str]] = defaultdict(list)
+
+    def _build_lookups(self) -> None:
+        for fg in self.files.values():
+            path = fg.path
+            self.dirs[posixpath.dirname(path)].append(path)
+            self.module_keys[module_key(path)] = path
+            if fg.language == "python":
+                mod = python_module(path)
+                self.python_modules[mod] = path
+                parts = mod.split(".")
+                for i in range(1, len(parts)):
+                    self.module_suffixes[".".join(parts[i:])].append(path)
+            qnames = set()
+            for s in fg.symbols:
+                self.by_name[s.name].append(s)
+                qnames.add(s.qualified_name)
+                self.by_qname.setdefault((path, s.qualified_name), s)
+            for s in fg.symbols:
+                if s.container:
+                    self.members[(path, s.container)].append(s)
+                    if s.container not in qnames:
+                        self.detached[s.container].append(s)
+            binds: dict[str, list[Edge]] = defaultdict(list)
+            for e in fg.edges:
+                self.edges_from[(path, e.from_symbol)].append(e)
+                if e.kind is EdgeKind.IMPORT:
+                    if e.to_name not in ("", "*"):
+                        self.imports_by_name[e.to_name].append(e)
+                    if e.alias == "*":
+                        self.star_imports[path].append(e)
+                    elif e.alias:
+                        binds[e.alias].append(e)
+                else:
+                    self.edges_by_last[e.last_name].append(e)
+                    if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
+                        self.edges_by_scope[e.from_symbol].append(e)
+            self.imports[path] = dict(binds)
+
+    # ----- questions ---------------------------------------------------------------
+
+    def language(self, path: str) -> str:
+        fg = self.files.get(path)
+        return fg.language if fg is not None else ""
+
+    def symbol(self, path: str, qualified_name: str) -> Symbol | None:
+        return self.by_qname.get((path, qualified_name))
+
+    def symbols_named(self, name: str) -> list[Symbol]:
+        return self.by_name.get(name, [])
+
+    def top_level(self, path: str, name: str) -> Symbol | None:
+        return self.by_qname.get((path, name))
+
+    def edges_of(self, path: str) -> list[Edge]:
+        fg = self.files.get(path)
+        return fg.edges if fg is not None else []
+
+    def symbols_of(self, path: str) -> list[Symbol]:
+        fg = self.files.get(path)
+        return fg.symbols if fg is not None else []
+
+    def all_edges(self) -> Iterable[Edge]:
+        for fg in self.files.values():
+            yield from fg.edges
+
+    def symbol_at(self, path: str, line: int, column: int) -> Symbol | None:
+        """The innermost definition whose range holds the position (1-based line)."""
+        best: Symbol | None = None
+        for s in self.symbols_of(path):
+            start, end = s.range.start, s.range.end
+            inside = (start.line, start.column) <= (line, column) <= (end.line, end.column)
+            if inside and (best is None or (start.line, start.column) >= _start(best)):
+                best = s
+        return best
+
+
+def _start(s: Symbol) -> tuple[int, int]:
+    return s.range.start.line, s.range.start.column

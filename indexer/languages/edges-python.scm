@@ -1,0 +1,9 @@
+; Python edges: calls, base classes, imports, annotation and decorator references.
+(call function: (_) @call)
+(class_definition superclasses: (argument_list [(identifier) (attribute)] @inherit))
+(class_definition superclasses: (argument_list (subscript value: [(identifier) (attribute)] @inherit)))
+(import_statement) @import
+(import_from_statement) @import
+(type [(identifier) (attribute)] @ref)
+(type (generic_type (identifier) @ref))
+(decorator [(identifier) (attribute)] @ref)

@@ -1,0 +1,6 @@
+; Swift edges: calls, supertypes and conformances (extensions: @implement), imports.
+(call_expression . (_) @call)
+(class_declaration declaration_kind: "extension" (inheritance_specifier inherits_from: (_) @implement))
+(class_declaration declaration_kind: ["class" "struct" "enum" "actor"] (inheritance_specifier inherits_from: (_) @inherit))
+(protocol_declaration (inheritance_specifier inherits_from: (_) @inherit))
+(import_declaration) @import

@@ -1,0 +1,143 @@
+"""Names as written: the dotted path of a callee or type expression, and import bindings.
+
+Every grammar spells "``a.b.c``" differently (``attribute``, ``member_expression``,
+``selector_expression``, ``scoped_identifier`` with ``::``, Kotlin's field-less
+``navigation_expression``…). :func:`dotted_path` folds them into one form so the
+graph resolves every language the same way: ``["self", "save"]``,
+``["json", "loads"]``, ``["?", "map"]`` when the receiver is an expression.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .base import Import, node_text
+
+#: a receiver that is an expression (a call result, a subscript…): unknown type
+UNKNOWN = "?"
+
+_NAMES = frozenset(
+    {
+        "identifier",
+        "simple_identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "namespace_identifier",
+        "package_identifier",
+        "shorthand_property_identifier",
+        "constant",
+        "name",
+    }
+)
+_SELF = {
+    "this": "this",
+    "self": "self",
+    "super": "super",
+    "base": "super",
+    "crate": "crate",
+    "self_expression": "self",
+    "this_expression": "this",
+    "super_expression": "super",
+}
+# node type → (receiver fields, name fields), first present wins
+_MEMBERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "attribute": (("object",), ("attribute",)),
+    "member_expression": (("object",), ("property",)),
+    "selector_expression": (("operand",), ("field",)),
+    "field_expression": (("value", "argument"), ("field",)),
+    "scoped_identifier": (("path", "scope"), ("name",)),
+    "field_access": (("object",), ("field",)),
+    "qualified_identifier": (("scope",), ("name",)),
+    "member_access_expression": (("expression",), ("name",)),
+    "qualified_name": (("qualifier",), ("name",)),
+    "qualified_type": (("package",), ("name",)),
+    "scoped_type_identifier": (("path",), ("name",)),
+    "nested_type_identifier": (("module",), ("name",)),
+    "navigation_expression": (("target",), ("suffix",)),
+    "method_invocation": (("object",), ("name",)),
+}
+# wrappers around a name: generics, templates, Swift/Kotlin user types
+_WRAPPERS: dict[str, tuple[str, ...]] = {
+    "generic_type": ("type", "name"),
+    "template_function": ("name",),
+    "template_type": ("name",),
+    "generic_function": ("function",),
+    "generic_name": (),
+    "navigation_suffix": ("suffix",),
+    "type_descriptor": ("type",),
+    "parenthesized_type": (),
+}
+_MAX_DEPTH = 12
+
+__all__ = ["UNKNOWN", "Import", "dotted_path", "text_parts"]
+
+
+def dotted_path(node: Node) -> tuple[list[str], Node] | None:
+    """``(parts, name node)`` of a callee / type expression, or None when it names nothing.
+
+    The name node is the last part's node: where a call hierarchy points.
+    """
+    return _walk(node, 0)
+
+
+def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
+    t = node.type
+    if t in _NAMES:
+        return [node_text(node)], node
+    if t in _SELF:
+        return [_SELF[t]], node
+    if depth > _MAX_DEPTH:
+        return None
+    if t == "call" and node_text(node.child_by_field_name("function")) == "super":  # Python super()
+        return ["super"], node
+    if t == "user_type":  # Swift / Kotlin: `A.B` as type_identifier children
+        parts = [node_text(c) for c in node.named_children if c.type == "type_identifier"]
+        last = [c for c in node.named_children if c.type == "type_identifier"]
+        return (parts, last[-1]) if parts else None
+    if t == "method_invocation" and depth > 0:  # Java: a receiver that is a call result
+        return [UNKNOWN], node
+    member = _MEMBERS.get(t)
+    if member is not None:
+        return _member(node, member, depth)
+    wrapper = _WRAPPERS.get(t)
+    if wrapper is not None:
+        inner = next((c for f in wrapper if (c := node.child_by_field_name(f)) is not None), None)
+        if inner is None:
+            inner = node.named_children[0] if node.named_child_count else None
+        return _walk(inner, depth + 1) if inner is not None else None
+    return None
+
+
+def _member(
+    node: Node, fields: tuple[tuple[str, ...], tuple[str, ...]], depth: int
+) -> tuple[list[str], Node] | None:
+    receivers, names = fields
+    obj = next((c for f in receivers if (c := node.child_by_field_name(f)) is not None), None)
+    name = next((c for f in names if (c := node.child_by_field_name(f)) is not None), None)
+    named = node.named_children
+    if name is None and obj is None and len(named) >= 2:  # Kotlin: no fields at all
+        obj, name = named[0], named[-1]
+    if name is None:
+        return None
+    tail = _walk(name, depth + 1)
+    if tail is None:
+        return None
+    if obj is None:
+        first = node.children[0] if node.child_count else None
+        if first is not None and first.type in _SELF:  # C#: `this.M()` has no expression field
+            return [_SELF[first.type], *tail[0]], tail[1]
+        if node.type == "method_invocation":  # Java: a bare `m()`
+            return tail
+        return [UNKNOWN, *tail[0]], tail[1]
+    head = _walk(obj, depth + 1)
+    parts = head[0] if head is not None else [UNKNOWN]
+    return [*parts, *tail[0]], tail[1]
+
+
+def text_parts(node: Node | None) -> str:
+    """A path as dotted text (``std::io`` → ``std.io``, ``"./x"`` → ``./x``)."""
+    if node is None:
+        return ""
+    text = node_text(node).strip().strip("\"'`")
+    return text.replace("::", ".").replace(" ", "")
