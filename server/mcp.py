@@ -274,7 +274,7 @@ class AgentTools:
             return None
 
     def _chunk_answer(self, tool: str, request: SearchRequest, limit: int | None, offset: int) -> str:
-        limit = limit or self.agent_limit()
+        limit = self.agent_limit() if limit is None else limit
         _check_page(limit, offset)
         hits, notes = self._search(request, offset + 2 * limit)  # one page ahead: "how many more"
         if request.mode == "vector" and not hits:
@@ -426,7 +426,7 @@ class AgentTools:
         ctx = s.grep_context if context is None else context
         if not 0 <= ctx <= 50:
             raise QueryError(f"context must be between 0 and 50 lines; got {ctx}")
-        _check_page(limit or 1, offset)
+        _check_page(1 if limit is None else limit, offset)
         passages: list[tuple[Path, Passage]] = []
         notes: list[str] = []
         for root, settings in root_settings:
@@ -449,7 +449,7 @@ class AgentTools:
                 notes.append(f"grep stopped early, results are partial: {result.reason}")
         total_files = len({(root, p.path) for root, p in passages})
         page_all = passages[offset:]
-        page = page_all[: limit or len(page_all)]
+        page = page_all if limit is None else page_all[:limit]
         blocks = [self._passage_block(offset + i + 1, root, p) for i, (root, p) in enumerate(page)]
         if not passages:
             how = "regex" if regex else "literal"
@@ -460,7 +460,7 @@ class AgentTools:
             notes.append(f"{plural(len(passages), 'passages')} in {plural(total_files, 'files')} in all")
         return self._page_answer(
             "grep_search",
-            Page(blocks, offset, limit or len(page), max(0, len(page_all) - len(page)), total=len(passages)),
+            Page(blocks, offset, len(page), max(0, len(page_all) - len(page)), total=len(passages)),
             notes,
             unit="passages",
             hint="or narrow it with include / exclude / languages",
@@ -495,7 +495,7 @@ class AgentTools:
 
         Each line cites path:start-end, the kind and the qualified name; read_file
         the range for the code."""
-        limit = limit or 20
+        limit = 20 if limit is None else limit
         _check_page(limit, offset)
         wanted = _symbol_kinds(kinds)
         path_filters = _filters(include, exclude, None)

@@ -103,7 +103,8 @@ def more_line(tool: str, page: Page, shown: int, budget: int, unit: str, hint: s
     if more == 0:
         return f"[END] no more {unit}."
     floor = "at least " if page.more_is_floor else ""
-    text = f"[MORE] {floor}{plural(more, unit)} more: call {tool} again with offset={page.offset + shown}"
+    what = unit[:-1] if more == 1 else unit
+    text = f"[MORE] {floor}{more:,} more {what}: call {tool} again with offset={page.offset + shown}"
     if not_shown:
         cited = ", ".join(f"{b.cite}:{b.first_line}-{b.last_line}" for b in page.blocks[shown:][:MAX_CITED])
         if not_shown > MAX_CITED:

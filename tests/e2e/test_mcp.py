@@ -1,0 +1,345 @@
+"""A real ``codesift mcp`` process driven by the mcp SDK's own client over stdio.
+
+One indexed workspace per module; each test starts its own server process with
+the options it needs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from codesift.indexer.settings import load_settings
+from codesift.indexer.sync import index_workspace
+from codesift.server.mcp import TOOL_NAMES
+
+from ..conftest import SAMPLE_FILES, write_workspace
+
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
+
+SERVER = [sys.executable, "-m", "codesift.server.cli", "mcp"]
+SUMMARY = re.compile(
+    r"^\[(\w+)\] (\d+) (chunks?|passages?|symbols?) from (\d+) unique files?, ([\d,]+) characters? "
+    r"\(budget ([\d,]+)\)"
+)
+BIG_LINES = 400  # big.txt: over the budget of a small server, under max_file_bytes
+
+
+class Answer:
+    """One tool answer: its text and whether the server flagged it as an error."""
+
+    def __init__(self, text: str, is_error: bool) -> None:
+        self.text = text
+        self.is_error = is_error
+
+    @property
+    def first(self) -> str:
+        return self.text.split("\n", 1)[0]
+
+    def summary(self) -> tuple[str, int, int, int]:
+        """(tool, results, unique files, characters) from the first line, checked against the text."""
+        m = SUMMARY.match(self.first)
+        assert m, self.first
+        chars = int(m.group(5).replace(",", ""))
+        assert chars == len(self.text), (chars, len(self.text))
+        return m.group(1), int(m.group(2)), int(m.group(4)), chars
+
+    def cited(self) -> list[str]:
+        """``path:start-end`` of every result, in order."""
+        return re.findall(r"^(?:--- \d+\. |\s*)(\S+:\d+-\d+)  ", self.text, re.MULTILINE)
+
+
+class Client:
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def call(self, tool: str, **args: object) -> Answer:
+        res = await self.session.call_tool(tool, args)
+        assert len(res.content) == 1
+        block = res.content[0]
+        assert block.type == "text"
+        answer = Answer(block.text, bool(res.is_error))
+        assert answer.text.startswith("[ERROR:") == answer.is_error, answer.text
+        return answer
+
+
+@asynccontextmanager
+async def mcp_client(*args: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=dict(os.environ))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            yield Client(s)
+
+
+@pytest.fixture(scope="module")
+def xdg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The module's index is built before the per-test XDG fixture runs: isolate it too."""
+    with pytest.MonkeyPatch.context() as mp:
+        base = tmp_path_factory.mktemp("xdg-module")
+        for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            mp.setenv(name, str(base / name.lower()))
+        yield
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory, xdg: None) -> dict[str, Path]:
+    """An indexed workspace (with binary, big and symlinked files), an extra root, an outside folder."""
+    base = tmp_path_factory.mktemp("mcp")
+    files = dict(SAMPLE_FILES)
+    files[".codesift.toml"] = "[index]\nmax_file_bytes = 16384\n"
+    files["docs/big.txt"] = "".join(f"line {n} of a long text file\n" for n in range(1, BIG_LINES + 1))
+    ws = write_workspace(base / "ws", files)
+    (ws / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (ws / "huge.txt").write_text("x" * 20_000 + "\n", encoding="utf-8")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n", encoding="utf-8")
+    (ws / "escape.txt").symlink_to(outside / "secret.txt")
+    extra = base / "extra"
+    extra.mkdir()
+    (extra / "notes.md").write_text("# extra notes\n", encoding="utf-8")
+    index_workspace(ws, load_settings(ws))
+    text_only = write_workspace(base / "text-only")
+    index_workspace(text_only, load_settings(text_only), embed=False)
+    unindexed = write_workspace(base / "unindexed")
+    return {"ws": ws, "outside": outside, "extra": extra, "text_only": text_only, "unindexed": unindexed}
+
+
+async def test_tools_are_listed_with_documented_arguments_and_defaults(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        tools = {t.name: t for t in (await c.session.list_tools()).tools}
+    assert list(tools) == list(TOOL_NAMES)
+    assert not {"find_callers", "find_implementations", "code_research"} & set(tools)
+    for tool in tools.values():
+        assert tool.description and "20,000 characters" in tool.description
+        assert tool.annotations is not None and tool.annotations.read_only_hint
+        for name, prop in tool.input_schema.get("properties", {}).items():
+            assert prop.get("description"), (tool.name, name)
+    hybrid = tools["hybrid_search"].input_schema
+    assert hybrid["required"] == ["semantic_query"]
+    assert {"exact_keywords", "limit", "offset", "include", "exclude", "languages", "kinds"} <= set(
+        hybrid["properties"]
+    )
+    assert "10" in hybrid["properties"]["limit"]["description"]
+    assert hybrid["properties"]["offset"]["default"] == 0
+    kinds = hybrid["properties"]["kinds"]["anyOf"][0]["items"]["enum"]
+    assert set(kinds) == {"function", "method", "class", "block", "window"}
+    assert tools["grep_search"].input_schema["properties"]["regex"]["default"] is False
+
+
+async def test_hybrid_search_cites_paths_and_summarises(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call(
+            "hybrid_search",
+            semantic_query="check a user's password against the stored hash",
+            exact_keywords="validateCredentials",
+        )
+        tool, chunks, files, _ = a.summary()
+        assert (tool, a.is_error) == ("hybrid_search", False)
+        assert 1 <= chunks <= 10 and files >= 1
+        assert a.cited()[0].startswith("app/auth.py:")
+        assert len(a.cited()) == chunks and len({c.split(":")[0] for c in a.cited()}) == files
+        assert "validateCredentials" in a.text
+
+        only_js = await c.call(
+            "hybrid_search", semantic_query="fetch a user", include=["web/**"], languages=["javascript"]
+        )
+        assert only_js.cited() and all(p.startswith("web/client.js:") for p in only_js.cited())
+        functions = await c.call("hybrid_search", semantic_query="user", kinds=["function"])
+        assert functions.cited() and "class ApiClient" not in functions.text
+
+
+async def test_search_pages_with_limit_and_offset(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        first = await c.call("hybrid_search", semantic_query="user login credentials", limit=2)
+        assert first.summary()[1] == 2
+        more = re.search(
+            r"^\[MORE\] (?:at least )?(\d+) more chunks?: call hybrid_search again with offset=2",
+            first.text,
+            re.M,
+        )
+        assert more
+        second = await c.call("hybrid_search", semantic_query="user login credentials", limit=2, offset=2)
+        assert second.first.endswith(f"results 3-{2 + min(2, int(more.group(1)))}")
+        assert not set(first.cited()) & set(second.cited())
+        last = await c.call("hybrid_search", semantic_query="user login credentials", limit=100)
+        assert last.text.rstrip().endswith("[END] no more chunks.")
+
+
+async def test_vector_search_finds_by_meaning(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call("vector_search", query="retry failed uploads with exponential backoff")
+        assert a.summary()[0] == "vector_search"
+        assert a.cited()[0].startswith("app/upload.py:4-")
+        assert "(semantic)" in a.text
+
+
+async def test_grep_search_passages_and_errors(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call("grep_search", pattern="retry_upload")
+        assert a.summary()[1:3] == (1, 1)
+        assert a.cited() == ["app/upload.py:1-11"]
+        assert re.search(r"^\s+4: def retry_upload", a.text, re.M)  # match line marked
+        assert re.search(r"^\s+5- ", a.text, re.M)  # context line
+
+        rx = await c.call("grep_search", pattern=r"def \w+\(self", regex=True, languages=["python"])
+        assert rx.cited() and all(p.startswith("app/auth.py") for p in rx.cited())
+
+        none = await c.call("grep_search", pattern="no_such_identifier_anywhere")
+        assert not none.is_error and none.summary()[1] == 0
+        assert "[NOTE] no match for 'no_such_identifier_anywhere'" in none.text
+
+        bad = await c.call("grep_search", pattern="(", regex=True)
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT]")
+
+
+async def test_symbol_search_lists_definitions(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call("symbol_search", name="AuthService")
+        assert a.summary()[0] == "symbol_search"
+        assert a.cited()[0].startswith("app/auth.py:") and "class AuthService  (exact match)" in a.text
+        assert "method AuthService.login" in a.text  # a class brings its members
+        methods = await c.call("symbol_search", name="AuthService", kinds=["method"])
+        assert "class AuthService" not in methods.text and "AuthService.login" in methods.text
+        none = await c.call("symbol_search", name="zzzNothingLikeThis")
+        assert not none.is_error and "[NOTE] no symbol matches" in none.text
+        bad = await c.call("symbol_search", name="x", kinds=["gadget"])
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] unknown symbol kind 'gadget'")
+
+
+async def test_read_file_text_ranges_and_allowed_roots(places: dict[str, Path]) -> None:
+    ws, extra = places["ws"], places["extra"]
+    async with mcp_client("--root", str(ws), "--allow-root", str(extra)) as c:
+        a = await c.call("read_file", path="app/config.py")
+        head, body = a.text.split("\n", 1)
+        assert head.startswith("[read_file] app/config.py: lines 1-10 of 10")
+        assert body == (ws / "app" / "config.py").read_text(encoding="utf-8")
+        part = await c.call("read_file", path=str(ws / "app" / "auth.py"), start_line=6, end_line=7)
+        assert (
+            part.text.split("\n", 1)[1]
+            == 'class AuthService:\n    """Checks users against the password store."""\n'
+        )
+        notes = await c.call("read_file", path=str(extra / "notes.md"))
+        assert notes.text.endswith("# extra notes\n") and not notes.is_error
+
+
+READ_ERRORS = {
+    "app/missing.py": "NOT_FOUND",
+    "../outside/secret.txt": "ACCESS_DENIED",
+    "app/../../outside/secret.txt": "ACCESS_DENIED",
+    "%2e%2e/outside/secret.txt": "ACCESS_DENIED",
+    "/etc/passwd": "ACCESS_DENIED",
+    "file:///etc/passwd": "ACCESS_DENIED",
+    "escape.txt": "ACCESS_DENIED",  # a symlink leaving the root
+    "blob.bin": "BINARY_FILE",
+    "huge.txt": "FILE_TOO_LARGE",
+    "app": "NOT_A_FILE",
+}
+
+
+async def test_read_file_errors(places: dict[str, Path]) -> None:
+    ws = places["ws"]
+    async with mcp_client("--root", str(ws)) as c:
+        for name, code in READ_ERRORS.items():
+            a = await c.call("read_file", path=name)
+            assert a.is_error and a.first.startswith(f"[ERROR: {code}] "), (name, a.text)
+            if code == "ACCESS_DENIED":
+                assert f"allowed roots: {os.path.realpath(ws)}" in a.text
+            assert "secret\n" not in a.text
+
+
+async def test_read_file_absolute_uri_outside_is_denied(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        for name in (str(places["outside"] / "secret.txt"), (places["outside"] / "secret.txt").as_uri()):
+            a = await c.call("read_file", path=name)
+            assert a.first.startswith("[ERROR: ACCESS_DENIED]"), a.text
+        bad = await c.call("read_file", path="app/auth.py", start_line=500)
+        assert bad.first.startswith("[ERROR: INVALID_RANGE]")
+
+
+async def test_index_status_reports_the_index(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call("index_status")
+    assert a.first.startswith("[index_status] 1 workspace root")
+    assert re.search(r"files: \d+ indexed", a.text) and "(complete)" in a.text
+
+
+async def test_missing_index_says_how_to_build_it(places: dict[str, Path]) -> None:
+    root = places["unindexed"]
+    async with mcp_client("--root", str(root)) as c:
+        for tool, args in (
+            ("hybrid_search", {"semantic_query": "login"}),
+            ("vector_search", {"query": "login"}),
+            ("symbol_search", {"name": "login"}),
+            ("index_status", {}),
+        ):
+            a = await c.call(tool, **args)
+            assert a.first.startswith("[ERROR: INDEX_MISSING]"), (tool, a.text)
+            assert f"codesift index {root}" in a.text
+        grep = await c.call("grep_search", pattern="retry_upload")  # grep needs no index
+        assert not grep.is_error and grep.summary()[1] == 1
+
+
+async def test_incomplete_index_is_said(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["text_only"])) as c:
+        hybrid = await c.call("hybrid_search", semantic_query="retry uploads", exact_keywords="retry_upload")
+        assert "[NOTE] index incomplete" in hybrid.text
+        assert hybrid.cited()[0].startswith("app/upload.py:")  # BM25 and grep still answer
+        vector = await c.call("vector_search", query="retry uploads")
+        assert vector.summary()[1] == 0 and "[NOTE] index incomplete" in vector.text
+        status = await c.call("index_status")
+        assert "pending — index incomplete" in status.text
+
+
+async def test_bad_arguments_are_explicit_errors(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        a = await c.call("hybrid_search", semantic_query="login", limit=0)
+        assert a.first.startswith("[ERROR: INVALID_ARGUMENT] limit must be between 1 and 100")
+        b = await c.call("hybrid_search", semantic_query="login", include=["["])
+        assert b.first.startswith("[ERROR: INVALID_ARGUMENT]")
+        e = await c.call("read_file", path="")
+        assert e.first.startswith("[ERROR: INVALID_PATH]")
+
+
+async def test_answers_fit_the_budget(places: dict[str, Path]) -> None:
+    budget = 2_000
+    async with mcp_client("--root", str(places["ws"]), "--budget", str(budget)) as c:
+        hybrid = await c.call("hybrid_search", semantic_query="user login password", limit=10)
+        _, shown, _, chars = hybrid.summary()
+        assert chars <= budget and shown >= 1
+        assert "did not fit the 2,000-character budget" in hybrid.text
+        assert re.search(rf"offset={shown}\b", hybrid.text)
+
+        grep = await c.call("grep_search", pattern="line", include=["docs/**"], context=0)
+        _, passages, _, chars = grep.summary()
+        assert chars <= budget and passages >= 1
+        assert re.search(
+            rf"\[MORE\] [\d,]+ more passages?: call grep_search again with offset={passages}", grep.text
+        )
+
+        big = await c.call("read_file", path="docs/big.txt")
+        assert len(big.text) <= budget and not big.is_error
+        m = re.search(r"\[MORE\] lines (\d+)-400 not shown .*start_line=(\d+)\)", big.text)
+        assert m and m.group(1) == m.group(2)
+        rest = await c.call("read_file", path="docs/big.txt", start_line=int(m.group(2)))
+        assert rest.text.split("\n", 2)[1] == f"line {m.group(2)} of a long text file"
+
+
+async def test_two_roots_cite_absolute_paths(places: dict[str, Path]) -> None:
+    ws, text_only = places["ws"], places["text_only"]
+    async with mcp_client("--root", str(ws), "--root", str(text_only)) as c:
+        a = await c.call("grep_search", pattern="retry_upload")
+        assert sorted(a.cited()) == sorted(
+            f"{os.path.realpath(r)}/app/upload.py:1-11" for r in (ws, text_only)
+        )
+        s = await c.call("symbol_search", name="parse_config")
+        assert all(p.startswith("/") for p in s.cited()) and len(s.cited()) == 2
