@@ -25,15 +25,15 @@ from .model import FileRecord, FileWrite
 from .settings import Settings
 from .store import CHUNKS, Store
 from .sync import (
+    Counters,
     ProgressFn,
-    _Counters,
-    _flush,
-    _indexed_hash,
-    _no_progress,
-    _rebuild_reason,
-    _wanted_meta,
     embed_pending,
+    flush_writes,
     index_uri_for,
+    indexed_hash,
+    no_progress,
+    rebuild_reason,
+    wanted_meta,
     writer_lock,
 )
 from .workspace import IgnoreMatcher
@@ -68,7 +68,7 @@ def normalise_paths(paths: Iterable[str]) -> list[str]:
 
 def _open_for_write(uri: str, root: Path, settings: Settings, embedder: Embedder) -> Store:
     store = Store(uri)
-    reason = _rebuild_reason(store.read_meta(), _wanted_meta(settings, embedder))
+    reason = rebuild_reason(store.read_meta(), wanted_meta(settings, embedder))
     if reason:
         raise IndexMissingError(
             f"the index of {root} needs a full build ({reason}): run `codesift index {root}`"
@@ -87,7 +87,7 @@ def reindex_paths(
     embed: bool = True,
     wait: bool = True,
     cancel: threading.Event | None = None,
-    progress: ProgressFn = _no_progress,
+    progress: ProgressFn = no_progress,
 ) -> FreshenReport:
     """Re-index only ``paths`` (workspace-relative): each file's rows replaced as a unit.
 
@@ -102,7 +102,7 @@ def reindex_paths(
     project = project or root.name
     wanted = normalise_paths(paths)
     matcher = matcher or IgnoreMatcher(root, settings.index)
-    counters = _Counters()
+    counters = Counters()
     with writer_lock(index_uri_for(root, settings), wait=wait):
         store = _open_for_write(index_uri_for(root, settings), root, settings, embedder)
         records = store.file_records()
@@ -115,7 +115,7 @@ def reindex_paths(
             if entry is None:
                 removed += _gone(root, path, records)
                 continue
-            write = process_file(entry, _indexed_hash(records.get(path)), settings, project)
+            write = process_file(entry, indexed_hash(records.get(path)), settings, project)
             if write is None:
                 unchanged += 1
                 rec = records[path]
@@ -124,7 +124,7 @@ def reindex_paths(
                 batch.append(write)
         removed = list(dict.fromkeys(removed))
         store.remove_files(removed)
-        _flush(store, batch, embedder, settings, counters)
+        flush_writes(store, batch, embedder, settings, counters)
         store.touch_files(touched)
         changed = tuple(w.record.path for w in batch)
         if embed:
@@ -167,24 +167,23 @@ def embed_vectors(
     first: Sequence[str] = (),
     wait: bool = True,
     cancel: threading.Event | None = None,
-    progress: ProgressFn = _no_progress,
+    progress: ProgressFn = no_progress,
     step_chunks: int = 0,
 ) -> int:
     """Embed the chunks still without a vector (``first`` paths first) under the writer lock.
 
     Stops between batches when ``cancel`` is set; what was embedded stays. A
-    small ``step_chunks`` (a multiple of 8) makes those stops frequent, so a
-    waiting save is not held up by a whole batch (0: the indexer's own step).
+    small ``step_chunks`` makes those stops frequent, so a waiting save is not
+    held up by a whole batch (0: the indexer's own step).
     Returns how many chunks received a vector.
     """
     root = root.resolve()
     uri = index_uri_for(root, settings)
-    if step_chunks > 0:  # embed_pending steps by 8 × embed.batch_size; the embedder keeps its own
-        embed = dataclasses.replace(settings.embed, batch_size=max(1, step_chunks // 8))
-        settings = dataclasses.replace(settings, embed=embed)
     with writer_lock(uri, wait=wait):
         store = _open_for_write(uri, root, settings, embedder)
-        return embed_pending(store, embedder, settings, progress=progress, cancel=cancel, first=first)
+        return embed_pending(
+            store, embedder, settings, progress=progress, cancel=cancel, first=first, step=step_chunks
+        )
 
 
 def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> None:

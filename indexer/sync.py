@@ -58,12 +58,12 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
-def _no_progress(_: Progress) -> None:
+def no_progress(_: Progress) -> None:
     return None
 
 
 @dataclass
-class _Counters:
+class Counters:
     changed: int = 0
     removed: int = 0
     skipped: int = 0
@@ -124,7 +124,7 @@ def index_uri_for(root: Path, settings: Settings) -> str:
     return default_index_uri(root, settings.index.index_dir)
 
 
-def _wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
+def wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
     return IndexMeta(
         schema_version=SCHEMA_VERSION,
         model_id=embedder.model_id,
@@ -133,7 +133,7 @@ def _wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
     )
 
 
-def _rebuild_reason(have: IndexMeta | None, want: IndexMeta) -> str:
+def rebuild_reason(have: IndexMeta | None, want: IndexMeta) -> str:
     if have is None:
         return "no index yet"
     if have.schema_version != want.schema_version:
@@ -150,7 +150,7 @@ def index_workspace(
     settings: Settings,
     *,
     embedder: Embedder | None = None,
-    progress: ProgressFn = _no_progress,
+    progress: ProgressFn = no_progress,
     embed: bool = True,
     wait: bool = True,
     rebuild: bool = False,
@@ -170,11 +170,11 @@ def index_workspace(
     uri = index_uri_for(root, settings)
     embedder = embedder or make_embedder(settings.embed)
     cancel = cancel or threading.Event()
-    counters = _Counters()
+    counters = Counters()
     with writer_lock(uri, wait=wait, on_wait=on_wait):
         store = Store(uri)
-        want = _wanted_meta(settings, embedder)
-        reason = "asked for (--rebuild)" if rebuild else _rebuild_reason(store.read_meta(), want)
+        want = wanted_meta(settings, embedder)
+        reason = "asked for (--rebuild)" if rebuild else rebuild_reason(store.read_meta(), want)
         if reason:
             log.info("building the index from scratch: %s", reason)
             store.create(want)
@@ -234,7 +234,7 @@ def _sync_text(
     settings: Settings,
     embedder: Embedder,
     project: str,
-    counters: _Counters,
+    counters: Counters,
     progress: ProgressFn,
     cancel: threading.Event,
 ) -> list[str]:
@@ -251,7 +251,7 @@ def _sync_text(
     changed: list[str] = []
     total = len(todo)
     progress(Progress("parse", 0, total))
-    known = {e.path: _indexed_hash(records.get(e.path)) for e in todo}
+    known = {e.path: indexed_hash(records.get(e.path)) for e in todo}
     for done, entry in enumerate(todo, 1):
         if cancel.is_set():
             break
@@ -266,16 +266,16 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            _flush(store, batch, embedder, settings, counters)
+            flush_writes(store, batch, embedder, settings, counters)
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    _flush(store, batch, embedder, settings, counters)
+    flush_writes(store, batch, embedder, settings, counters)
     store.touch_files(touched)
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
 
 
-def _indexed_hash(record: FileRecord | None) -> str:
+def indexed_hash(record: FileRecord | None) -> str:
     return record.content_hash if record is not None and record.status == FileStatus.INDEXED else ""
 
 
@@ -298,8 +298,8 @@ def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
     return record.size == entry.size and record.mtime_ns == entry.mtime_ns
 
 
-def _flush(
-    store: Store, batch: list[FileWrite], embedder: Embedder, settings: Settings, counters: _Counters
+def flush_writes(
+    store: Store, batch: list[FileWrite], embedder: Embedder, settings: Settings, counters: Counters
 ) -> None:
     if not batch:
         return
@@ -317,21 +317,23 @@ def embed_pending(
     store: Store,
     embedder: Embedder,
     settings: Settings,
-    counters: _Counters | None = None,
-    progress: ProgressFn = _no_progress,
+    counters: Counters | None = None,
+    progress: ProgressFn = no_progress,
     cancel: threading.Event | None = None,
     first: Sequence[str] = (),
+    step: int = 0,
 ) -> int:
-    """Embed every chunk without a vector (those of ``first`` paths first).
+    """Embed every chunk without a vector (those of ``first`` paths first), ``step``
+    chunks per store commit (0: eight embedding batches), checking ``cancel`` between.
 
     Returns how many chunks received a vector. An embedding failure leaves the
     rest pending (logged) rather than failing the index.
     """
-    counters = counters or _Counters()
+    counters = counters or Counters()
     cancel = cancel or threading.Event()
     total = store.count(CHUNKS, "vector IS NULL")
     done = 0
-    step = max(1, settings.embed.batch_size) * 8
+    step = step if step > 0 else max(1, settings.embed.batch_size) * 8
     priority = list(first)
     progress(Progress("embed", 0, total))
     while not cancel.is_set():
