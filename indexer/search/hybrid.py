@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from ..embed import Embedder
 from ..errors import CodesiftError, QueryError
+from ..graph import Graph
 from ..model import Chunk, FileStatus
 from ..settings import Settings
 from ..store import CHUNKS, FILES, Store, in_filters, load_chunks
@@ -24,6 +25,7 @@ from . import grep as grep_mod
 from .filters import and_where, filters_sql, path_allowed
 from .fusion import rrf
 from .keyword import STOP_WORDS, bm25, extract_keywords, query_terms, sanitize
+from .multihop import multihop_result
 from .results import MatchType, SearchHit, SearchReport, SearchRequest, SearchResult, Source
 from .semantic import vector_search
 
@@ -85,8 +87,12 @@ def search(
     root: Path,
     embedder: Embedder | None = None,
     overlay: Mapping[str, str] | None = None,
+    graph: Graph | None = None,
 ) -> SearchResult:
     """Run one search and return hits (best first, score in [0, 1]) plus a report.
+
+    With ``request.hops > 0`` the hits are widened over the reference graph
+    (``multihop``); pass a long-lived ``graph`` to skip loading it per search.
 
     The report says which sources answered, how many results each gave, what a
     threshold dropped and whether the index was incomplete — an empty answer
@@ -97,6 +103,8 @@ def search(
     limit = request.limit or s.limit
     if limit <= 0:
         raise QueryError("limit must be positive")
+    if request.hops < 0:
+        raise QueryError("hops must not be negative")
     fetch = limit * max(1, s.overfetch)
     where = filters_sql(request.filters)
     keywords = _keywords(request)
@@ -239,7 +247,12 @@ def search(
         dropped_by_threshold=dropped[0],
         keywords=keywords,
     )
-    return SearchResult(hits, report)
+    result = SearchResult(hits, report)
+    if request.hops > 0 and hits:
+        result = multihop_result(
+            graph or Graph(store), result, request.hops, lambda ids: load_chunks(store, ids), limit
+        )
+    return result
 
 
 def _grep_chunks(

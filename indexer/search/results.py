@@ -61,6 +61,7 @@ class SearchRequest:
     grep_weight: float | None = None
     min_similarity: float | None = None
     vector_score_threshold: float | None = None
+    hops: int = 0  # multi-hop depth: follow the reference graph from the hits this many times
 
 
 @dataclass(frozen=True, slots=True)
