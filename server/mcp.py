@@ -15,6 +15,7 @@ of :class:`AgentTools` and names in :data:`TOOL_NAMES` once the engine has them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
@@ -47,12 +48,12 @@ from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
 from codesift.indexer.search.results import Filters, SearchHit, SearchMode, SearchRequest, SearchResult
-from codesift.indexer.search.symbols import SymbolHit, SymbolIndex, SymbolMatch, find_symbols
+from codesift.indexer.search.symbols import SymbolHit, SymbolIndex, find_symbols
 from codesift.indexer.settings import EmbedSettings, Settings, load_settings
 from codesift.indexer.store import Store
 from codesift.indexer.sync import index_status, open_store
 
-from .mcp_answer import Block, Page, compose, fit_blocks, more_line, notes_text, plural
+from .mcp_answer import Page, hit_block, page_answer, passage_block, plural, symbol_block
 
 log = logging.getLogger(__name__)
 
@@ -175,17 +176,6 @@ def _filters(
     )
 
 
-def _numbered(text: str, first: int, marks: frozenset[int] = frozenset()) -> list[str]:
-    """Lines prefixed with their number; grep match lines marked ``:``, context ``-``."""
-
-    def sep(n: int) -> str:
-        if not marks:
-            return "  "
-        return ": " if n in marks else "- "
-
-    return [f"{first + i:>5}{sep(first + i)}{line}" for i, line in enumerate(text.split("\n"))]
-
-
 @dataclass
 class _Workspaces:
     """Settings, stores and embedders of the workspace roots, opened on first use."""
@@ -248,7 +238,7 @@ class AgentTools:
                 store, _ = self.workspaces.store(root, settings)
                 embedder = self._embedder_for(request.mode, settings, notes)
                 result: SearchResult = run_search(
-                    store, _with_limit(request, want), settings, root=root, embedder=embedder
+                    store, dataclasses.replace(request, limit=want), settings, root=root, embedder=embedder
                 )
             except (IndexMissingError, StoreError) as exc:
                 failures.append(exc)
@@ -282,44 +272,19 @@ class AgentTools:
             if failed:
                 raise EmbedError("; ".join(failed))
         page = hits[offset : offset + limit]
-        blocks = [self._hit_block(offset + i + 1, root, hit) for i, (root, hit) in enumerate(page)]
+        blocks = [
+            hit_block(offset + i + 1, self.cite(root, hit.chunk.path), hit)
+            for i, (root, hit) in enumerate(page)
+        ]
         beyond = max(0, len(hits) - offset - limit)
-        return self._page_answer(
+        return page_answer(
             tool,
             Page(blocks, offset, limit, beyond, more_is_floor=beyond >= limit),
             notes,
+            budget=self.budget,
             unit="chunks",
             hint="or narrow it with include / exclude / languages / kinds",
         )
-
-    def _hit_block(self, n: int, root: Path, hit: SearchHit) -> Block:
-        c = hit.chunk
-        what = f"{c.kind} {c.symbol}" if c.symbol else str(c.kind)
-        stale = "  (file changed since indexed: read_file shows the current text)" if hit.stale else ""
-        path = self.cite(root, c.path)
-        head = (
-            f"--- {n}. {path}:{c.start_line}-{c.end_line}  {what}  score {hit.score:.3f} "
-            f"({'+'.join(hit.sources)}){stale}"
-        )
-        return Block(head, _numbered(c.text, c.start_line), path, c.start_line)
-
-    def _page_answer(self, tool: str, page: Page, notes: Sequence[str], *, unit: str, hint: str) -> str:
-        note_text = notes_text(notes)
-        body, shown = fit_blocks(page.blocks, self.budget - len(note_text))
-        files = len({b.cite for b in page.blocks[:shown]})
-        footer = more_line(tool, page, shown, self.budget, unit, hint)
-        first, last = page.offset + 1, page.offset + shown
-
-        def summary(chars: int) -> str:
-            span = f"results {first}-{last}" if shown else "no results on this page"
-            if page.total is not None:
-                span += f" of {page.total:,}"
-            return (
-                f"[{tool}] {plural(shown, unit)} from {plural(files, 'unique files')}, "
-                f"{plural(chars, 'characters')} (budget {self.budget:,}); {span}"
-            )
-
-        return compose(summary, note_text + body + footer)
 
     # ----- tools ----------------------------------------------------------------------
 
@@ -450,7 +415,9 @@ class AgentTools:
         total_files = len({(root, p.path) for root, p in passages})
         page_all = passages[offset:]
         page = page_all if limit is None else page_all[:limit]
-        blocks = [self._passage_block(offset + i + 1, root, p) for i, (root, p) in enumerate(page)]
+        blocks = [
+            passage_block(offset + i + 1, self.cite(root, p.path), p) for i, (root, p) in enumerate(page)
+        ]
         if not passages:
             how = "regex" if regex else "literal"
             notes.append(
@@ -458,19 +425,14 @@ class AgentTools:
             )
         if len(page) < len(passages):
             notes.append(f"{plural(len(passages), 'passages')} in {plural(total_files, 'files')} in all")
-        return self._page_answer(
+        return page_answer(
             "grep_search",
             Page(blocks, offset, len(page), max(0, len(page_all) - len(page)), total=len(passages)),
             notes,
+            budget=self.budget,
             unit="passages",
             hint="or narrow it with include / exclude / languages",
         )
-
-    def _passage_block(self, n: int, root: Path, p: Passage) -> Block:
-        path = self.cite(root, p.path)
-        matches = len(p.match_lines)
-        head = f"--- {n}. {path}:{p.start_line}-{p.end_line}  ({matches} matching line{'s' * (matches != 1)})"
-        return Block(head, _numbered(p.text, p.start_line, frozenset(p.match_lines)), path, p.start_line)
 
     @_answer
     def symbol_search(
@@ -514,26 +476,17 @@ class AgentTools:
                 found.append((root, h))
         found.sort(key=lambda rh: -rh[1].score)
         page = found[offset : offset + limit]
-        blocks = [self._symbol_block(root, h) for root, h in page]
+        blocks = [symbol_block(self.cite(root, h.symbol.path), h) for root, h in page]
         beyond = max(0, len(found) - offset - limit)
         notes = [] if found else [f"no symbol matches {name!r}" + (" with these filters" if filtered else "")]
-        return self._page_answer(
+        return page_answer(
             "symbol_search",
             Page(blocks, offset, limit, beyond, more_is_floor=beyond >= limit),
             notes,
+            budget=self.budget,
             unit="symbols",
             hint="or narrow it with kinds / include / languages",
         )
-
-    def _symbol_block(self, root: Path, h: SymbolHit) -> Block:
-        s = h.symbol
-        path = self.cite(root, s.path)
-        indent = "    " if h.match is SymbolMatch.MEMBER else ""
-        head = (
-            f"{indent}{path}:{s.range.start.line}-{s.range.end.line}  {s.kind.name.lower()} "
-            f"{s.qualified_name}  ({h.match.name.lower().replace('_', ' ')} match)"
-        )
-        return Block(head, [], path, s.range.start.line)
 
     @_answer
     def read_file(
@@ -629,22 +582,6 @@ def _symbol_kinds(kinds: Sequence[str] | None) -> set[SymbolKind]:
             names = ", ".join(m.name.lower() for m in SymbolKind)
             raise QueryError(f"unknown symbol kind {k!r}; kinds are {names}") from exc
     return out
-
-
-def _with_limit(request: SearchRequest, limit: int) -> SearchRequest:
-    return SearchRequest(
-        query=request.query,
-        mode=request.mode,
-        semantic_query=request.semantic_query,
-        exact_keywords=request.exact_keywords,
-        limit=limit,
-        filters=request.filters,
-        semantic_weight=request.semantic_weight,
-        keyword_weight=request.keyword_weight,
-        grep_weight=request.grep_weight,
-        min_similarity=request.min_similarity,
-        vector_score_threshold=request.vector_score_threshold,
-    )
 
 
 INSTRUCTIONS = """\

@@ -1,13 +1,19 @@
-"""Sizing MCP answers: results in order until a character budget, then a line saying what is left.
+"""MCP answers as text: engine results become cited blocks, sized to a character budget.
 
-Pure text, no engine and no protocol: the MCP tools build :class:`Block`\\ s and
-a :class:`Page`, and these functions decide what fits.
+An answer is a summary line (tool, results, unique files, its own length in
+characters), ``[NOTE]`` lines, the blocks that fit, and a last line saying how
+many more results there are and how to get them. No protocol here: the MCP
+tools call these functions and send the string.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from codesift.indexer.search.grep import Passage
+from codesift.indexer.search.results import SearchHit
+from codesift.indexer.search.symbols import SymbolHit, SymbolMatch
 
 # Room kept for the summary line and the "[MORE] …" line.
 RESERVE = 1_000
@@ -126,3 +132,64 @@ def compose(summary: Callable[[int], str], rest: str) -> str:
         chars = len(text)
         text = summary(chars) + "\n" + rest
     return text
+
+
+def page_answer(tool: str, page: Page, notes: Sequence[str], *, budget: int, unit: str, hint: str) -> str:
+    """The whole answer for one page of results; ``unit`` is the plural (chunks, passages…)."""
+    note_text = notes_text(notes)
+    body, shown = fit_blocks(page.blocks, budget - len(note_text))
+    files = len({b.cite for b in page.blocks[:shown]})
+    footer = more_line(tool, page, shown, budget, unit, hint)
+    first, last = page.offset + 1, page.offset + shown
+
+    def summary(chars: int) -> str:
+        span = f"results {first}-{last}" if shown else "no results on this page"
+        if page.total is not None:
+            span += f" of {page.total:,}"
+        return (
+            f"[{tool}] {plural(shown, unit)} from {plural(files, 'unique files')}, "
+            f"{plural(chars, 'characters')} (budget {budget:,}); {span}"
+        )
+
+    return compose(summary, note_text + body + footer)
+
+
+def numbered(text: str, first: int, marks: frozenset[int] = frozenset()) -> list[str]:
+    """Lines prefixed with their number; with ``marks``, match lines get ``:`` and context ``-``."""
+
+    def sep(n: int) -> str:
+        if not marks:
+            return "  "
+        return ": " if n in marks else "- "
+
+    return [f"{first + i:>5}{sep(first + i)}{line}" for i, line in enumerate(text.split("\n"))]
+
+
+def hit_block(n: int, cite: str, hit: SearchHit) -> Block:
+    """A search hit: its rank, path:lines, kind and symbol, score and sources, then its text."""
+    c = hit.chunk
+    what = f"{c.kind} {c.symbol}" if c.symbol else str(c.kind)
+    stale = "  (file changed since indexed: read_file shows the current text)" if hit.stale else ""
+    head = (
+        f"--- {n}. {cite}:{c.start_line}-{c.end_line}  {what}  score {hit.score:.3f} "
+        f"({'+'.join(hit.sources)}){stale}"
+    )
+    return Block(head, numbered(c.text, c.start_line), cite, c.start_line)
+
+
+def passage_block(n: int, cite: str, p: Passage) -> Block:
+    """A grep passage: path:lines and how many lines matched, then the marked lines."""
+    matches = len(p.match_lines)
+    head = f"--- {n}. {cite}:{p.start_line}-{p.end_line}  ({matches} matching line{'s' * (matches != 1)})"
+    return Block(head, numbered(p.text, p.start_line, frozenset(p.match_lines)), cite, p.start_line)
+
+
+def symbol_block(cite: str, h: SymbolHit) -> Block:
+    """One line per symbol: path:lines, kind, qualified name, how it matched (members indented)."""
+    s = h.symbol
+    indent = "    " if h.match is SymbolMatch.MEMBER else ""
+    head = (
+        f"{indent}{cite}:{s.range.start.line}-{s.range.end.line}  {s.kind.name.lower()} "
+        f"{s.qualified_name}  ({h.match.name.lower().replace('_', ' ')} match)"
+    )
+    return Block(head, [], cite, s.range.start.line)
