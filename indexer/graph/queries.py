@@ -21,8 +21,8 @@ class Graph:
     loads the symbols and edges tables, later ones reload only changed files.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.snapshot = Snapshot(store)
+    def __init__(self, store: Store | None, snapshot: Snapshot | None = None) -> None:
+        self.snapshot = snapshot if snapshot is not None else Snapshot(store)
         self.resolver = Resolver(self.snapshot)
 
     def refresh(self) -> None:
@@ -150,6 +150,18 @@ def _targets(graph: Graph, symbol: Symbol) -> set[Symbol]:
     return found
 
 
+def _local_names(graph: Graph, names: set[str]) -> set[str]:
+    """The names and every alias an import gives them (``from m import total as t``), transitively."""
+    out = set(names)
+    todo = list(names)
+    while todo:
+        for e in graph.snapshot.imports_by_name.get(todo.pop(), []):
+            if e.alias not in ("", "*") and e.alias not in out:
+                out.add(e.alias)
+                todo.append(e.alias)
+    return out
+
+
 def callers(graph: Graph, symbol: Symbol, *, include_unresolved: bool = False) -> list[CallSite]:
     """Incoming calls of ``symbol``, grouped by calling definition, call sites as ``from_ranges``.
 
@@ -158,7 +170,7 @@ def callers(graph: Graph, symbol: Symbol, *, include_unresolved: bool = False) -
     """
     graph.refresh()
     wanted = _targets(graph, symbol)
-    names = {s.name for s in wanted}
+    names = _local_names(graph, {s.name for s in wanted})
     groups: dict[tuple[str, str, bool], list[Span]] = defaultdict(list)
     for name in names:
         for e in graph.snapshot.edges_by_last.get(name, []):
@@ -201,7 +213,11 @@ def references(graph: Graph, symbol: Symbol) -> list[Reference]:
     graph.refresh()
     out: list[Reference] = []
     snap = graph.snapshot
-    for e in [*snap.edges_by_last.get(symbol.name, []), *snap.imports_by_name.get(symbol.name, [])]:
+    names = _local_names(graph, {symbol.name})
+    candidates = [
+        e for n in names for e in (*snap.edges_by_last.get(n, []), *snap.imports_by_name.get(n, []))
+    ]
+    for e in candidates:
         r = graph.resolver.resolve(e)
         if r.symbol == symbol:
             out.append(Reference(Location(e.path, edge_span(e)), e.kind, e.from_symbol))
@@ -234,7 +250,8 @@ def _subtypes(graph: Graph, root: Symbol) -> list[Implementation]:
     queue = [root]
     while queue:
         base = queue.pop(0)
-        for e in snap.edges_by_last.get(base.name, []):
+        supertype_edges = [e for n in _local_names(graph, {base.name}) for e in snap.edges_by_last.get(n, [])]
+        for e in supertype_edges:
             if e.kind not in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT) or res.resolve(e).symbol != base:
                 continue
             own = snap.symbol(e.path, e.from_symbol)

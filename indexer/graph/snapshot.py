@@ -60,7 +60,7 @@ def module_key(path: str) -> str:
 class Snapshot:
     """Every file's symbols and edges, with the lookups resolution needs."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store | None) -> None:
         self.store = store
         self.files: dict[str, FileGraph] = {}
         self.generation = 0  # bumped whenever the content changes
@@ -72,6 +72,8 @@ class Snapshot:
 
     def refresh(self) -> bool:
         """Reload the files that changed since the last call; True when anything did."""
+        if self.store is None:
+            return False
         with self._lock:
             version = self.store.table(FILES).version
             if version == self._files_version:
@@ -103,7 +105,17 @@ class Snapshot:
                 return True
             return False
 
+    @classmethod
+    def of(cls, files: Iterable[FileGraph]) -> Snapshot:
+        """A snapshot of given files, with no store behind it (tests, one-off tools)."""
+        snap = cls(None)
+        snap.files = {f.path: f for f in files}
+        snap.generation = 1
+        snap._build_lookups()
+        return snap
+
     def _load(self, paths: Sequence[str], want: dict[str, tuple[str, str]]) -> None:
+        assert self.store is not None
         fresh = {p: FileGraph(p, want[p][0], want[p][1]) for p in paths}
         if len(paths) > _FULL_RELOAD:
             sym_rows = self.store.table(SYMBOLS).to_arrow()

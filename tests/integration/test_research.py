@@ -1,0 +1,136 @@
+"""code_research over a real index: implementations, caller chains, related, module map."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codesift.indexer.embed import make_embedder
+from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
+from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.sync import index_workspace, open_store
+
+from ..conftest import write_workspace
+
+FILES = {
+    "Sources/Auth/AuthProtocol.swift": """
+        protocol AuthProtocol {
+            func login(user: String) -> Bool
+        }
+
+        struct PasswordAuth: AuthProtocol {
+            func login(user: String) -> Bool { return true }
+        }
+
+        struct TokenAuth {}
+        """,
+    "Sources/Auth/TokenAuth+Login.swift": """
+        extension TokenAuth: AuthProtocol {
+            func login(user: String) -> Bool { return false }
+        }
+        """,
+    "app/session.py": """
+        from .auth import login
+
+
+        def start(user):
+            return login(user)
+
+
+        def resume(user):
+            return start(user)
+
+
+        def ping(n):
+            if n:
+                return pong(n - 1)
+
+
+        def pong(n):
+            return ping(n)
+        """,
+    "app/auth.py": """
+        import hashlib
+
+
+        def login(user):
+            return hashlib.sha256(user.encode()).hexdigest()
+        """,
+    "app/__init__.py": "",
+    "web/views.py": """
+        from app.session import resume
+
+
+        def view(request):
+            return resume(request.user)
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_workspace(tmp_path_factory.mktemp("research") / "ws", FILES)
+    index_workspace(root, load_settings(root), embedder=make_embedder(Settings().embed), embed=False)
+    return root
+
+
+def ask(root: Path, question: str, **kw: int):  # type: ignore[no-untyped-def]
+    settings = load_settings(root)
+    return code_research(open_store(root, settings), question, settings, root=root, **kw)
+
+
+def test_questions_are_parsed() -> None:
+    assert parse_question("implementations of AuthProtocol") == (ResearchKind.IMPLEMENTATIONS, "AuthProtocol")
+    assert parse_question("what calls login()?") == (ResearchKind.CALLERS, "login")
+    assert parse_question("dependencies of module app") == (ResearchKind.DEPENDENCIES, "app")
+    assert parse_question("related to login") == (ResearchKind.RELATED, "login")
+    assert parse_question("token refresh") == (ResearchKind.RELATED, "token refresh")
+
+
+def test_implementations_include_swift_extension_conformances(ws: Path) -> None:
+    result = ask(ws, "implementations of AuthProtocol")
+    found = {(f.name, f.relation, f.path) for f in result.findings}
+    assert found == {
+        ("PasswordAuth", "subclass", "Sources/Auth/AuthProtocol.swift"),
+        ("TokenAuth", "extension", "Sources/Auth/TokenAuth+Login.swift"),
+    }
+    md = render_markdown(result)
+    assert "Sources/Auth/TokenAuth+Login.swift:1" in md
+
+
+def test_what_calls_traces_the_chain_depth_limited(ws: Path) -> None:
+    result = ask(ws, "what calls login()", depth=3)
+    chain = [(f.name, f.depth) for f in result.findings if f.path.endswith(".py")]
+    assert ("start", 1) in chain and ("resume", 2) in chain and ("view", 3) in chain
+    shallow = ask(ws, "what calls login()", depth=1)
+    assert [f.name for f in shallow.findings] == ["start"]
+    assert shallow.notes  # says it stopped
+    md = render_markdown(result)
+    assert "app/session.py:4" in md and "web/views.py" in md
+
+
+def test_what_calls_cuts_cycles(ws: Path) -> None:
+    result = ask(ws, "what calls ping", depth=5)
+    assert [(f.name, f.depth) for f in result.findings] == [("pong", 1)]
+
+
+def test_dependencies_of_module(ws: Path) -> None:
+    result = ask(ws, "dependencies of module app")
+    deps = result.dependencies
+    assert deps is not None
+    assert set(deps.files) == {"app/__init__.py", "app/auth.py", "app/session.py"}
+    assert [(d.name, d.external) for d in deps.imports] == [("hashlib", True)]
+    assert [d.name for d in deps.imported_by] == ["web/views.py"]
+    assert "## Imported by" in render_markdown(result)
+
+
+def test_related_combines_graph_neighbours_and_search(ws: Path) -> None:
+    result = ask(ws, "related to start")
+    relations = {(f.name, f.relation) for f in result.findings}
+    assert ("login", "callee") in relations and ("resume", "caller") in relations
+
+
+def test_unknown_subject_says_so(ws: Path) -> None:
+    result = ask(ws, "what calls no_such_function")
+    assert result.findings == () and "no definition" in result.notes[0]

@@ -1,0 +1,274 @@
+"""Resolution and graph queries over parsed files (real tree-sitter, no store)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from codesift.indexer.graph import Graph, ImplementationKind, callees, callers, implementations, references
+from codesift.indexer.graph.snapshot import FileGraph, Snapshot
+from codesift.indexer.languages import language_for_path
+from codesift.indexer.model import EdgeKind, Symbol
+from codesift.indexer.parse import parse_file
+from codesift.indexer.settings import Settings
+
+
+def graph_of(files: dict[str, str]) -> Graph:
+    parsed = []
+    for path, text in files.items():
+        lang = language_for_path(path)
+        r = parse_file(path, textwrap.dedent(text).lstrip("\n"), lang, project="p", settings=Settings().chunk)
+        parsed.append(FileGraph(path, lang, "h", list(r.symbols), list(r.edges)))
+    return Graph(None, Snapshot.of(parsed))
+
+
+def one(graph: Graph, name: str) -> Symbol:
+    found = graph.find(name)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def caller_names(graph: Graph, name: str) -> set[str]:
+    return {c.caller.qualified_name if c.caller else c.path for c in callers(graph, one(graph, name))}
+
+
+def call_edge(graph: Graph, path: str, to_name: str):  # type: ignore[no-untyped-def]
+    (edge,) = [e for e in graph.snapshot.edges_of(path) if e.kind is EdgeKind.CALL and e.to_name == to_name]
+    return graph.resolve(edge)
+
+
+def test_self_method_call_resolves_into_base_class() -> None:
+    g = graph_of(
+        {
+            "base.py": "class Base:\n    def save(self):\n        pass\n",
+            "child.py": """
+                from base import Base
+                class Child(Base):
+                    def run(self):
+                        self.save()
+                """,
+        }
+    )
+    assert call_edge(g, "child.py", "self.save").to_symbol == "Base.save"
+    assert caller_names(g, "Base.save") == {"Child.run"}
+
+
+def test_super_call_resolves_to_the_base_not_the_override() -> None:
+    g = graph_of(
+        {
+            "m.py": """
+                class A:
+                    def f(self): pass
+                class B(A):
+                    def f(self):
+                        super().f()
+                """
+        }
+    )
+    assert call_edge(g, "m.py", "super.f").to_symbol == "A.f"
+
+
+def test_aliased_import_resolves() -> None:
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/tools.py": "def helper():\n    pass\n",
+            "app.py": "from pkg.tools import helper as h\nimport pkg.tools as t\n"
+            "def main():\n    h()\n    t.helper()\n",
+        }
+    )
+    assert call_edge(g, "app.py", "h").to_symbol == "helper"
+    assert call_edge(g, "app.py", "t.helper").to_symbol == "helper"
+    assert caller_names(g, "helper") == {"main"}
+
+
+def test_relative_import_resolves() -> None:
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def helper():\n    pass\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/b.py": "from ..a import helper\nfrom . import c\n"
+            "def run():\n    helper()\n    c.other()\n",
+            "pkg/sub/c.py": "def other():\n    pass\n",
+        }
+    )
+    assert call_edge(g, "pkg/sub/b.py", "helper").to_symbol == "helper"
+    resolved = call_edge(g, "pkg/sub/b.py", "c.other")
+    assert resolved.to_symbol == "other"
+
+
+def test_reexport_through_package_init_resolves() -> None:
+    g = graph_of(
+        {
+            "json2/__init__.py": "from .decoder import loads\n",
+            "json2/decoder.py": "def loads(s):\n    return s\n",
+            "app.py": "import json2\ndef f():\n    return json2.loads('x')\n",
+        }
+    )
+    target = one(g, "json2.loads")
+    assert target.path == "json2/decoder.py"
+    assert caller_names(g, "json2.loads") == {"f"}
+
+
+def test_ambiguous_name_stays_unresolved_with_candidates() -> None:
+    g = graph_of(
+        {
+            "a.py": "class A:\n    def close(self):\n        pass\n",
+            "b.py": "class B:\n    def close(self):\n        pass\n",
+            "use.py": "def shut(thing):\n    thing.close()\n",
+        }
+    )
+    edge = call_edge(g, "use.py", "thing.close")
+    assert edge.to_symbol == ""
+    assert set(edge.candidates) == {"a.py:A.close", "b.py:B.close"}
+    assert callers(g, one(g, "A.close")) == []
+    maybe = callers(g, one(g, "A.close"), include_unresolved=True)
+    assert [(c.caller.qualified_name if c.caller else "", c.resolved) for c in maybe] == [("shut", False)]
+
+
+def test_unknown_receiver_with_one_candidate_is_still_not_guessed() -> None:
+    g = graph_of(
+        {"a.py": "class A:\n    def only(self):\n        pass\n", "b.py": "def f(x):\n    x.only()\n"}
+    )
+    edge = call_edge(g, "b.py", "x.only")
+    assert edge.to_symbol == "" and edge.candidates == ("a.py:A.only",)
+
+
+def test_python_bare_name_from_another_file_without_import_is_not_guessed() -> None:
+    g = graph_of({"a.py": "def helper():\n    pass\n", "b.py": "def f():\n    helper()\n"})
+    assert call_edge(g, "b.py", "helper").to_symbol == ""
+
+
+def test_java_same_package_and_unique_global_definition_resolve() -> None:
+    g = graph_of(
+        {
+            "src/a/Util.java": "class Util { static void help() {} }\n",
+            "src/a/Main.java": "class Main { void run() { Util.help(); go(); } void go() {} }\n",
+        }
+    )
+    assert call_edge(g, "src/a/Main.java", "Util.help").to_symbol == "Util.help"
+    assert call_edge(g, "src/a/Main.java", "go").to_symbol == "Main.go"  # implicit this
+
+
+def test_method_overrides_are_implementations_of_the_method() -> None:
+    g = graph_of(
+        {
+            "m.py": """
+                class Shape:
+                    def area(self): raise NotImplementedError
+                class Square(Shape):
+                    def area(self): return 1
+                class Unit(Square):
+                    def area(self): return 2
+                """
+        }
+    )
+    found = implementations(g, one(g, "Shape.area"))
+    assert {(i.symbol.qualified_name if i.symbol else "", i.how) for i in found} == {
+        ("Square.area", ImplementationKind.OVERRIDE),
+        ("Unit.area", ImplementationKind.OVERRIDE),
+    }
+
+
+def test_subclasses_are_found_transitively() -> None:
+    g = graph_of(
+        {
+            "a.py": "class Base:\n    pass\n",
+            "b.py": "from a import Base\nclass Mid(Base):\n    pass\nclass Leaf(Mid):\n    pass\n",
+        }
+    )
+    assert [i.symbol.qualified_name for i in implementations(g, one(g, "Base")) if i.symbol] == [
+        "Mid",
+        "Leaf",
+    ]
+
+
+def test_python_protocol_structural_implementers() -> None:
+    g = graph_of(
+        {
+            "p.py": """
+                from typing import Protocol
+                class Closer(Protocol):
+                    def close(self) -> None: ...
+                    def flush(self) -> None: ...
+                """,
+            "impl.py": """
+                class File:
+                    def close(self): pass
+                    def flush(self): pass
+                class Half:
+                    def close(self): pass
+                """,
+        }
+    )
+    found = implementations(g, one(g, "Closer"))
+    assert [(i.symbol.qualified_name if i.symbol else "", i.how) for i in found] == [
+        ("File", ImplementationKind.STRUCTURAL)
+    ]
+
+
+def test_go_types_whose_method_sets_satisfy_an_interface() -> None:
+    g = graph_of(
+        {
+            "store/store.go": "package store\ntype Store interface {\n\tGet() int\n\tPut(v int)\n}\n",
+            "store/mem.go": "package store\ntype Mem struct{}\nfunc (m *Mem) Get() int { return 0 }\n"
+            "func (m *Mem) Put(v int) { m.Get() }\n",
+            "store/half.go": "package store\ntype Half struct{}\nfunc (h Half) Get() int { return 1 }\n",
+        }
+    )
+    found = implementations(g, one(g, "Store"))
+    assert [(i.symbol.qualified_name if i.symbol else "", i.how) for i in found] == [
+        ("Mem", ImplementationKind.METHOD_SET)
+    ]
+    assert call_edge(g, "store/mem.go", "self.Get").to_symbol == "Mem.Get"
+
+
+def test_swift_extension_conformance_is_an_implementation() -> None:
+    g = graph_of(
+        {
+            "Auth.swift": "protocol AuthProtocol {\n    func login() -> Bool\n}\nstruct Token {}\n",
+            "Token+Auth.swift": "extension Token: AuthProtocol {\n"
+            "    func login() -> Bool { return true }\n}\n",
+        }
+    )
+    found = implementations(g, one(g, "AuthProtocol"))
+    assert [(i.symbol.qualified_name if i.symbol else "", i.how, i.location.path) for i in found] == [
+        ("Token", ImplementationKind.EXTENSION, "Token+Auth.swift")
+    ]
+    overrides = implementations(g, one(g, "AuthProtocol.login"))
+    assert [i.symbol.path for i in overrides if i.symbol] == ["Token+Auth.swift"]
+
+
+def test_rust_trait_impl_and_self_calls() -> None:
+    g = graph_of(
+        {
+            "src/lib.rs": "trait Draw { fn draw(&self); }\nstruct Circle {}\n"
+            "impl Draw for Circle { fn draw(&self) { self.r(); } }\nimpl Circle { fn r(&self) {} }\n",
+        }
+    )
+    assert [i.symbol.qualified_name for i in implementations(g, one(g, "Draw")) if i.symbol] == ["Circle"]
+    assert call_edge(g, "src/lib.rs", "self.r").to_symbol == "Circle.r"
+
+
+def test_typescript_import_and_reexport_resolve() -> None:
+    g = graph_of(
+        {
+            "src/util.ts": "export function fmt(x: string) { return x; }\n",
+            "src/index.ts": "export { fmt } from './util';\n",
+            "src/app.ts": "import { fmt as f } from './index';\nexport function main() { f('x'); }\n",
+        }
+    )
+    assert call_edge(g, "src/app.ts", "f").to_symbol == "fmt"
+    assert one(g, "fmt").path == "src/util.ts"
+
+
+def test_callers_carry_call_site_ranges_and_callees_the_unresolved_candidates() -> None:
+    g = graph_of({"m.py": "def g():\n    pass\n\ndef f():\n    g()\n    g()\n    unknown()\n\ng()\n"})
+    sites = callers(g, one(g, "g"))
+    by_caller = {(c.caller.qualified_name if c.caller else c.path): c for c in sites}
+    assert set(by_caller) == {"f", "m.py"}
+    assert [r.start.line for r in by_caller["f"].from_ranges] == [5, 6]
+    assert by_caller["m.py"].caller is None
+    out = callees(g, one(g, "f"))
+    assert [(c.name, c.callee is not None) for c in out] == [("g", True), ("unknown", False)]
+    assert {r.kind for r in references(g, one(g, "g"))} == {EdgeKind.CALL}
