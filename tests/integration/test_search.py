@@ -336,3 +336,13 @@ def test_cli_symbols_json(indexed: Path) -> None:
     assert res.returncode == 0, res.stderr
     first = json.loads(res.stdout)[0]
     assert first["symbol"]["qualified_name"] == "parse_config" and first["symbol"]["path"] == "app/config.py"
+
+
+def test_symbol_search_camel_hump_ranks_before_substring_and_fuzzy(indexed: Path) -> None:
+    store = Store(str(indexed / ".codesift"))
+    hits = find_symbols(store, "vC")
+    assert hits[0].symbol.name == "validateCredentials" and hits[0].match is SymbolMatch.CAMEL_HUMP
+    hits = find_symbols(store, "fetUs")
+    assert hits[0].symbol.qualified_name == "ApiClient.fetchUser"
+    ranks = [h.match for h in find_symbols(store, "a") if h.match is not SymbolMatch.MEMBER]
+    assert ranks == sorted(ranks)  # members follow their container; the rest best match first
