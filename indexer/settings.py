@@ -145,6 +145,14 @@ class SearchSettings:
         default=0.0,
         metadata=_doc("Vector results with cosine similarity below this are dropped."),
     )
+    agent_budget_chars: int = field(
+        default=20_000,
+        metadata=_doc("Most characters in one MCP tool answer (at least 2000)."),
+    )
+    agent_allowed_roots: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc("Folders besides the workspace roots that the MCP read_file may read."),
+    )
     grep_context: int = field(default=10, metadata=_doc("Lines of context around grep matches."))
     grep_timeout_s: float = field(default=10.0, metadata=_doc("Seconds before grep gives up."))
 

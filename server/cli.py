@@ -541,19 +541,21 @@ def serve(stdio: bool, tcp: str | None) -> None:
 @click.option(
     "--budget",
     type=click.IntRange(min=2_000),
-    default=20_000,
-    show_default=True,
-    help="Most characters in one tool answer.",
+    default=None,
+    help="Most characters in one tool answer (default: search.agent_budget_chars, 20000).",
 )
-def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int) -> None:
+def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int | None) -> None:
     """Run the MCP server for AI agents over stdio: hybrid/grep/vector/symbol search, read_file, status."""
     from codesift.server.mcp import McpConfig, create_server
 
     with engine_errors():
+        resolved = tuple(r.resolve() for r in roots) or (find_root(Path.cwd()),)
+        settings = load_settings(resolved[0])
+        extra = tuple((resolved[0] / r).resolve() for r in settings.search.agent_allowed_roots)
         config = McpConfig(
-            roots=tuple(r.resolve() for r in roots) or (find_root(Path.cwd()),),
-            allow_roots=tuple(r.resolve() for r in allow_roots),
-            budget=budget,
+            roots=resolved,
+            allow_roots=tuple(r.resolve() for r in allow_roots) + extra,
+            budget=budget or settings.search.agent_budget_chars,
         )
     create_server(config).run("stdio")
 
