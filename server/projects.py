@@ -19,7 +19,8 @@ from pathlib import Path
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
-from codesift.indexer.search.symbols import SymbolIndex
+from codesift.indexer.model import Symbol
+from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.store import Store
 from codesift.indexer.sync import Progress, index_workspace, open_store
@@ -127,6 +128,10 @@ class Project:
                 self._store = open_store(self.root, self.settings)
                 self._symbols = SymbolIndex(self._store)
             return self._store
+
+    def unsaved_symbols(self) -> dict[str, tuple[Symbol, ...]]:
+        """Symbols of the open buffers with unsaved edits, parsed as the indexer would."""
+        return overlay_symbols(dict(self.overlay), project=self.name, settings=self.settings.chunk)
 
     def symbol_index(self) -> SymbolIndex:
         """The in-memory symbol names of this project (reloaded when the table changes)."""

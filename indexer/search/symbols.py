@@ -6,11 +6,15 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 
+from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
+from ..parse import parse_file
+from ..settings import ChunkSettings
 from ..store import SYMBOLS, Store, symbol_from_row
 
 _CONTAINER_KINDS = frozenset(
@@ -41,60 +45,37 @@ class SymbolHit:
     score: float  # in [0, 1]
 
 
-class SymbolIndex:
-    """Every symbol of the index held in memory: names for matching, rows for answers.
+class NameTable:
+    """Symbols held in memory and matched by name: dicts for exact, a sorted list for
+    prefix, one joined string (a line per name) for the scans, so loops run in C."""
 
-    Reloaded when the symbols table gets a new version (one read of the table,
-    ~0.3 s for 60k symbols); between commits a lookup touches no storage, which
-    keeps ``workspace/symbol`` within a few milliseconds.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._version = -1
-        self._symbols: list[Symbol] = []
-        self._lower: list[str] = []
+    def __init__(self, symbols: Iterable[Symbol]) -> None:
+        ordered = sorted(symbols, key=lambda s: (s.path, s.range.start.line, s.range.start.column))
+        self.symbols = ordered
+        self._lower = [sym.name.lower() for sym in ordered]
         self._by_name: dict[str, list[int]] = {}
         self._by_qualified: dict[str, list[int]] = {}
-        self._sorted: list[tuple[str, int]] = []  # (lower name, index), for prefix ranges
         self._members: dict[tuple[str, str], list[int]] = {}
-        self._joined = ""
-        self._joined_lower = ""
+        for i, sym in enumerate(ordered):
+            self._by_name.setdefault(sym.name, []).append(i)
+            self._by_qualified.setdefault(sym.qualified_name, []).append(i)
+            if sym.container:
+                self._members.setdefault((sym.path, sym.container), []).append(i)
+        self._sorted = sorted((name, i) for i, name in enumerate(self._lower))
+        self._joined = "\n".join(sym.name.replace("\n", " ") for sym in ordered)
+        self._joined_lower = self._joined.lower()
         self._offsets: list[int] = []
-        self._offsets_set: set[int] = set()
-        self._lock = threading.Lock()
+        pos = 0
+        for sym in ordered:
+            self._offsets.append(pos)
+            pos += len(sym.name) + 1
+        self._offsets_set = set(self._offsets)
 
-    def _refresh(self) -> None:
-        tbl = self._store.table(SYMBOLS)
-        version = tbl.version
-        if version == self._version:
-            return
-        with self._lock:
-            if version == self._version:
-                return
-            symbols = [symbol_from_row(r) for r in tbl.to_arrow().to_pylist()]
-            symbols.sort(key=lambda s: (s.path, s.range.start.line, s.range.start.column))
-            by_name: dict[str, list[int]] = {}
-            by_qualified: dict[str, list[int]] = {}
-            members: dict[tuple[str, str], list[int]] = {}
-            for i, sym in enumerate(symbols):
-                by_name.setdefault(sym.name, []).append(i)
-                by_qualified.setdefault(sym.qualified_name, []).append(i)
-                if sym.container:
-                    members.setdefault((sym.path, sym.container), []).append(i)
-            lower = [sym.name.lower() for sym in symbols]
-            self._symbols, self._lower = symbols, lower
-            self._by_name, self._by_qualified, self._members = by_name, by_qualified, members
-            self._sorted = sorted((name, i) for i, name in enumerate(lower))
-            self._joined = "\n".join(sym.name.replace("\n", " ") for sym in symbols)
-            self._joined_lower = self._joined.lower()
-            offsets, pos = [], 0
-            for sym in symbols:
-                offsets.append(pos)
-                pos += len(sym.name) + 1
-            self._offsets = offsets
-            self._offsets_set = set(offsets)
-            self._version = version
+    def qualified(self, name: str) -> list[int]:
+        return self._by_qualified.get(name, [])
+
+    def members(self, sym: Symbol) -> list[Symbol]:
+        return [self.symbols[i] for i in self._members.get((sym.path, sym.qualified_name), [])]
 
     def _lines(self, positions: Iterable[int]) -> list[int]:
         """Indices of the names holding these offsets of the joined text, each once."""
@@ -108,27 +89,16 @@ class SymbolIndex:
             at = self._joined_lower.find(needle, at + 1)
         return self._lines(positions)
 
-    def symbols(self) -> list[Symbol]:
-        self._refresh()
-        return self._symbols
-
-    def qualified(self, name: str) -> list[int]:
-        self._refresh()
-        return self._by_qualified.get(name, [])
-
-    def members(self, sym: Symbol) -> list[Symbol]:
-        self._refresh()
-        return [self._symbols[i] for i in self._members.get((sym.path, sym.qualified_name), [])]
-
-    def candidates(self, query: str, limit: int) -> list[tuple[int, SymbolMatch]]:
+    def candidates(
+        self, query: str, limit: int, skip_paths: Collection[str] = ()
+    ) -> list[tuple[int, SymbolMatch]]:
         """Indices of matching symbols, best kind of match first."""
-        self._refresh()
         q = query.lower()
         out: list[tuple[int, SymbolMatch]] = []
         seen: set[int] = set()
 
         def add(i: int, m: SymbolMatch) -> bool:
-            if i not in seen:
+            if i not in seen and (not skip_paths or self.symbols[i].path not in skip_paths):
                 seen.add(i)
                 out.append((i, m))
             return len(out) >= limit
@@ -150,8 +120,7 @@ class SymbolIndex:
         for i in sorted(prefix, key=lambda i: (len(self._lower[i]), i)):
             if add(i, SymbolMatch.PREFIX):
                 return out
-        # The rest scans every name, as one joined string (a line per name) so the
-        # loop runs in C. Camel-hump and fuzzy only while few names matched so far.
+        # Camel-hump always when the query has humps; fuzzy only while few matched.
         later: dict[SymbolMatch, list[int]] = {SymbolMatch.SUBSTRING: self._find_all(q)}
         few = len(out) + len(later[SymbolMatch.SUBSTRING]) < _FEW
         hump = _hump_regex(query)
@@ -163,12 +132,36 @@ class SymbolIndex:
         if few and len(q) >= 3:
             fuzzy = re.compile("[^\n]*?".join(re.escape(c) for c in q))
             later[SymbolMatch.FUZZY] = self._lines(m.start() for m in fuzzy.finditer(self._joined_lower))
-        later = dict(sorted(later.items()))
-        for match, found in later.items():
+        for match, found in sorted(later.items()):
             for i in sorted(found, key=lambda i: (len(self._lower[i]), i)):
-                if i not in seen and add(i, match):
+                if add(i, match):
                     return out
         return out
+
+
+class SymbolIndex:
+    """Every symbol of the index held in memory (a NameTable).
+
+    Reloaded when the symbols table gets a new version (one read of the table,
+    ~1 s for 60k symbols); between commits a lookup touches no storage, which
+    keeps ``workspace/symbol`` within a few milliseconds.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._version = -1
+        self._table = NameTable(())
+        self._lock = threading.Lock()
+
+    def table(self) -> NameTable:
+        tbl = self._store.table(SYMBOLS)
+        version = tbl.version
+        if version != self._version:
+            with self._lock:
+                if version != self._version:
+                    self._table = NameTable(symbol_from_row(r) for r in tbl.to_arrow().to_pylist())
+                    self._version = version
+        return self._table
 
 
 def _hump_regex(query: str) -> re.Pattern[str] | None:
@@ -186,35 +179,51 @@ def _hump_regex(query: str) -> re.Pattern[str] | None:
 
 
 def find_symbols(
-    store: Store, query: str, *, limit: int = 50, index: SymbolIndex | None = None, with_members: bool = True
+    store: Store,
+    query: str,
+    *,
+    limit: int = 50,
+    index: SymbolIndex | None = None,
+    with_members: bool = True,
+    overlay: Mapping[str, Sequence[Symbol]] | None = None,
 ) -> list[SymbolHit]:
     """Symbols matching ``query``: exact name first, then prefix, camel-hump, substring,
     fuzzy; a class, interface or struct brings its members right after it.
 
     A dotted query (``Outer.method``) matches qualified names exactly first. Pass a
-    long-lived ``index`` to answer from memory.
+    long-lived ``index`` to answer from memory. ``overlay`` maps paths with unsaved
+    edits to their symbols (``overlay_symbols``): they replace the indexed ones.
     """
     query = query.strip()
     if not query or limit <= 0:
         return []
-    index = index or SymbolIndex(store)
-    found: list[tuple[int, SymbolMatch]] = []
-    if "." in query:
-        found += [(i, SymbolMatch.QUALIFIED) for i in index.qualified(query)]
-        query = query.rsplit(".", 1)[-1]
-    found += index.candidates(query, limit)
-    symbols = index.symbols()
+    tables = [(index or SymbolIndex(store)).table()]
+    skips: list[Collection[str]] = [set(overlay or ())]
+    if overlay:
+        tables.append(NameTable(s for syms in overlay.values() for s in syms))
+        skips.append(())
+    found: list[tuple[SymbolMatch, int, int]] = []  # (match, table, index)
+    name = query.rsplit(".", 1)[-1]
+    for t, (table, skip) in enumerate(zip(tables, skips, strict=True)):
+        if "." in query:
+            found += [
+                (SymbolMatch.QUALIFIED, t, i)
+                for i in table.qualified(query)
+                if table.symbols[i].path not in skip
+            ]
+        found += [(m, t, i) for i, m in table.candidates(name, limit, skip)]
+    found.sort(key=lambda f: f[0])  # stable: the index before the overlay at equal match
     hits: list[SymbolHit] = []
     seen: set[tuple[str, str, int]] = set()
-    for i, m in found:
-        sym = symbols[i]
+    for m, t, i in found:
+        sym = tables[t].symbols[i]
         key = (sym.path, sym.qualified_name, sym.range.start.line)
         if key in seen:
             continue
         seen.add(key)
         hits.append(SymbolHit(sym, m, _score(m)))
         if with_members and sym.kind in _CONTAINER_KINDS and m <= SymbolMatch.PREFIX:
-            for member in index.members(sym):
+            for member in tables[t].members(sym):
                 mkey = (member.path, member.qualified_name, member.range.start.line)
                 if mkey not in seen:
                     seen.add(mkey)
@@ -222,6 +231,21 @@ def find_symbols(
         if len(hits) >= limit:
             break
     return hits[:limit]
+
+
+def overlay_symbols(
+    overlay: Mapping[str, str], *, project: str, settings: ChunkSettings
+) -> dict[str, tuple[Symbol, ...]]:
+    """The symbols of unsaved buffers (path → text), parsed as the indexer would."""
+    return {path: _parsed_symbols(path, text, project, settings) for path, text in overlay.items()}
+
+
+@lru_cache(maxsize=64)
+def _parsed_symbols(path: str, text: str, project: str, settings: ChunkSettings) -> tuple[Symbol, ...]:
+    first_line = text.split("\n", 1)[0]
+    return parse_file(
+        path, text, language_for_path(path, first_line), project=project, settings=settings
+    ).symbols
 
 
 def _score(m: SymbolMatch) -> float:

@@ -139,7 +139,10 @@ def run_symbols(ls: CodesiftServer, a: SymbolArgs) -> object:
     by_root = {p.root: p for p in ls.selected(a.projects)}
     for p in _stores(ls, a.projects, notes):
         with convert.engine_errors():
-            found.append((p.root, find_symbols(p.store(), a.query, limit=a.limit, index=p.symbol_index())))
+            hits = find_symbols(
+                p.store(), a.query, limit=a.limit, index=p.symbol_index(), overlay=p.unsaved_symbols()
+            )
+            found.append((p.root, hits))
     return convert.symbols_json(found, lambda root: by_root[root].lines.line, ls.encoding, notes)
 
 

@@ -33,7 +33,13 @@ def project_symbols(project: Project, query: str) -> list[Symbol]:
         log.info("%s", project.missing_note())
         return []
     words = " " in query
-    named = [] if words else find_symbols(store, query, limit=LIMIT, index=project.symbol_index())
+    named = (
+        []
+        if words
+        else find_symbols(
+            store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+        )
+    )
     strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
     out = [h.symbol for h in named]
     if words or len(strong) < MIN_NAME_MATCHES:

@@ -143,6 +143,35 @@ async def test_unsaved_edit_is_found_by_grep(client: LanguageClient, ws: Path) -
 
 
 @pytest.mark.asyncio
+async def test_unsaved_new_function_is_found_by_workspace_symbol(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    uri = (ws / "app" / "config.py").as_uri()
+    text = (ws / "app" / "config.py").read_text()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                lsp.TextDocumentContentChangeWholeDocument(
+                    text=text + "\n\ndef reload_unsaved_config():\n    pass\n"
+                )
+            ],
+        )
+    )
+    found = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="reload_unsaved_config"))
+    assert found and found[0].name == "reload_unsaved_config"
+    loc = found[0].location
+    assert isinstance(loc, lsp.Location) and loc.uri == uri
+    assert loc.range.start.line == text.count("\n") + 2  # 0-based line of the new def
+    still = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="parse_config"))
+    assert still and still[0].name == "parse_config"
+
+
+@pytest.mark.asyncio
 async def test_saved_new_function_is_found_by_bm25_after_reindex(client: LanguageClient, ws: Path) -> None:
     await indexed(client)
     path = ws / "app" / "upload.py"
