@@ -284,9 +284,13 @@ class Store:
             )
         return out
 
-    def chunk_paths(self) -> set[str]:
-        col = self._table(CHUNKS).to_arrow().select(["path"]).column("path")
-        return set(col.unique().to_pylist())
+    def stored_paths(self) -> set[str]:
+        """Every path holding rows in chunks, symbols or edges (reads the path columns only)."""
+        out: set[str] = set()
+        for name in (CHUNKS, SYMBOLS, EDGES):
+            col = self._table(name).search().select(["path"]).limit(None).to_arrow().column("path")
+            out.update(col.unique().to_pylist())
+        return out
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of a table matching ``where``, remembered until the table's next commit."""
@@ -376,10 +380,14 @@ class Store:
 
     # ----- writing -------------------------------------------------------------
 
-    def write_files(self, writes: Sequence[FileWrite], dim: int, vectors: dict[str, Vectors]) -> None:
+    def write_files(
+        self, writes: Sequence[FileWrite], dim: int, vectors: dict[str, Vectors], *, fresh: bool = False
+    ) -> None:
         """Replace the rows of these files: chunks, symbols, edges, then the files rows.
 
         ``vectors`` maps content hash → vector for chunks whose embedding is known.
+        ``fresh`` says no table holds a row of these paths (the caller swept orphans
+        and none has a ``files`` row): the rows are appended, much cheaper than a merge.
         """
         if not writes:
             return
@@ -388,11 +396,15 @@ class Store:
         symbols = [s for w in writes for s in w.symbols]
         edges = [e for w in writes for e in w.edges]
         try:
-            self._replace(CHUNKS, paths, _chunks_table(chunks, dim, vectors))
+            put = self._append if fresh else self._replace
+            put(CHUNKS, paths, _chunks_table(chunks, dim, vectors))
             crash_point("write")
-            self._replace(SYMBOLS, paths, _symbols_table(symbols))
-            self._replace(EDGES, paths, _edges_table(edges))
+            put(SYMBOLS, paths, _symbols_table(symbols))
+            put(EDGES, paths, _edges_table(edges))
             crash_point("write-files")
+            if fresh:
+                self._table(FILES).add(_files_table([w.record for w in writes]))
+                return
             self._table(FILES).merge_insert(
                 "path"
             ).when_matched_update_all().when_not_matched_insert_all().execute(
@@ -400,6 +412,10 @@ class Store:
             )
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"writing {len(writes)} files to {self.uri} failed: {exc}") from exc
+
+    def _append(self, name: str, paths: Sequence[str], data: pa.Table) -> None:
+        if data.num_rows:
+            self._table(name).add(data)
 
     def _replace(self, name: str, paths: Sequence[str], data: pa.Table) -> None:
         tbl = self._table(name)

@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,7 +222,7 @@ def index_workspace(
 def _sweep_orphans(store: Store) -> None:
     """Rows of paths with no ``files`` row are leftovers of an interrupted removal."""
     known = set(store.file_records())
-    orphans = sorted(store.chunk_paths() - known)
+    orphans = sorted(store.stored_paths() - known)
     if orphans:
         log.info("removing %d files' leftover rows after an interrupted run", len(orphans))
         store.remove_files(orphans)
@@ -266,10 +266,10 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            flush_writes(store, batch, embedder, settings, counters)
+            flush_writes(store, batch, embedder, settings, counters, records.keys())
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    flush_writes(store, batch, embedder, settings, counters)
+    flush_writes(store, batch, embedder, settings, counters, records.keys())
     store.touch_files(touched)
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
@@ -299,14 +299,25 @@ def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
 
 
 def flush_writes(
-    store: Store, batch: list[FileWrite], embedder: Embedder, settings: Settings, counters: Counters
+    store: Store,
+    batch: list[FileWrite],
+    embedder: Embedder,
+    settings: Settings,
+    counters: Counters,
+    known: Collection[str] | None = None,
 ) -> None:
+    """Store a batch of files, vectors from the cache where it has them.
+
+    ``known`` — the paths with a ``files`` row after this run's orphan sweep — lets
+    a batch of only new files be appended instead of merged (no rows to replace).
+    """
     if not batch:
         return
     hashes = [c.content_hash for w in batch for c in w.chunks]
     cached = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
     counters.from_cache += sum(1 for h in hashes if h in cached)
-    store.write_files(batch, embedder.dimension, cached)
+    fresh = known is not None and not any(w.record.path in known for w in batch)
+    store.write_files(batch, embedder.dimension, cached, fresh=fresh)
     counters.chunks_written += len(hashes)
 
 
