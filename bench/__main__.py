@@ -29,7 +29,7 @@ from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import Store
 from codesift.indexer.sync import index_status, index_workspace, open_store
 
-from . import quality
+from . import graph_accuracy, quality
 
 RESULTS = Path(__file__).resolve().parent / "results"
 Row = dict[str, object]
@@ -140,7 +140,7 @@ def tier_small(rows: list[Row], embedder: Embedder, workdir: Path) -> None:
     latency_rows(rows, "small", root, settings, embedder, queries, ("grep", "bm25", "vector", "hybrid"))
 
 
-def tier_stdlib(rows: list[Row], embedder: Embedder, workdir: Path) -> None:
+def tier_stdlib(rows: list[Row], embedder: Embedder, workdir: Path) -> Path:
     root = workdir / "stdlib"
     shutil.copytree(quality.STDLIB, root, ignore=shutil.ignore_patterns("site-packages", "__pycache__"))
     settings = load_settings(root)
@@ -207,6 +207,26 @@ def tier_stdlib(rows: list[Row], embedder: Embedder, workdir: Path) -> None:
     row(rows, "stdlib", "symbols p95", p95, "ms")
 
 
+def tier_graph(rows: list[Row], stdlib_root: Path | None) -> None:
+    acc = graph_accuracy.accuracy(["json", "email"], 50, 0, False)
+    row(
+        rows,
+        "graph",
+        "incoming calls precision vs jedi (json+email, 50 fns)",
+        acc["precision"],
+        "",
+        "≥ 0.95",
+        acc["precision"] >= 0.95,
+    )
+    row(rows, "graph", "incoming calls recall vs jedi", acc["recall"], "")
+    if stdlib_root is not None:
+        for figure, value in graph_accuracy.latency(stdlib_root).items():
+            target = "< 10 ms" if "callers" in figure or "implementations" in figure else ""
+            target = "< 200 ms" if "multi-hop" in figure else target
+            limit = 10.0 if target == "< 10 ms" else 200.0
+            row(rows, "graph", figure, value, "", target, value < limit if target else None)
+
+
 def tier_quality(rows: list[Row], embedder: Embedder, workdir: Path, n: int) -> None:
     root = workdir / "quality"
     cases = quality.build_corpus(root)
@@ -244,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="small tier only")
     parser.add_argument("--queries", type=int, default=200, help="quality queries")
-    parser.add_argument("--only", choices=["small", "stdlib", "quality"], default=None)
+    parser.add_argument("--only", choices=["small", "stdlib", "graph", "quality"], default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="codesift-bench-cache-"))
     embedder = make_embedder(Settings().embed)
@@ -253,14 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'tier':<8} {'figure':<52} {'value':>12} {'unit':<8} {'target':<12}")
     with tempfile.TemporaryDirectory(prefix="codesift-bench-") as tmp:
         work = Path(tmp)
-        tiers = ["small"] if args.quick else ["small", "stdlib", "quality"]
+        tiers = ["small"] if args.quick else ["small", "stdlib", "graph", "quality"]
         if args.only:
             tiers = [args.only]
+        stdlib_root: Path | None = None
         for tier in tiers:
             if tier == "small":
                 tier_small(rows, embedder, work)
             elif tier == "stdlib":
-                tier_stdlib(rows, embedder, work)
+                stdlib_root = tier_stdlib(rows, embedder, work)
+            elif tier == "graph":
+                tier_graph(rows, stdlib_root)
             else:
                 tier_quality(rows, embedder, work, args.queries)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
