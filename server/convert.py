@@ -24,7 +24,17 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from codesift.indexer.errors import CodesiftError, ConfigError, IndexBusyError, QueryError
+from codesift.indexer.graph import (
+    Callee,
+    CallSite,
+    Dependency,
+    Implementation,
+    Location,
+    ModuleDependencies,
+    Reference,
+)
 from codesift.indexer.model import IndexStatus, Span, Symbol
+from codesift.indexer.research import Finding, ResearchResult
 from codesift.indexer.search.grep import GrepResult, Passage
 from codesift.indexer.search.results import SearchHit, SearchReport, SearchResult
 from codesift.indexer.search.symbols import SymbolHit
@@ -184,6 +194,29 @@ def client_column(line_text: str | None, column: int, encoding: str) -> int:
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def engine_column(line_text: str | None, character: int, encoding: str) -> int:
+    """The client's column (UTF-16 code units, UTF-8 bytes or code points) → a code-point column."""
+    if (
+        line_text is None
+        or character <= 0
+        or line_text.isascii()
+        or encoding == lsp.PositionEncodingKind.Utf32
+    ):
+        return max(character, 0)
+    units = 0
+    for i, ch in enumerate(line_text):
+        if units >= character:
+            return i
+        units += client_column(ch, 1, encoding)
+    return len(line_text) + (character - units)
+
+
+def engine_position(position: lsp.Position, path: str, lines: LineText, encoding: str) -> tuple[int, int]:
+    """An LSP position → the engine's (1-based line, code-point column)."""
+    line = position.line + 1
+    return line, engine_column(lines(path, line), position.character, encoding)
+
+
 def to_range(span: Span, path: str, lines: LineText, encoding: str) -> lsp.Range:
     """An engine span (1-based lines, code-point columns) → an LSP range."""
     start, end = span.start, span.end
@@ -212,6 +245,110 @@ def workspace_symbol(root: Path, sym: Symbol, lines: LineText, encoding: str) ->
         ),
         container_name=sym.container or None,
     )
+
+
+def location(root: Path, loc: Location, lines: LineText, encoding: str) -> lsp.Location:
+    """An engine location (workspace-relative path and span) → an LSP location."""
+    return lsp.Location(uri=file_uri(root, loc.path), range=to_range(loc.span, loc.path, lines, encoding))
+
+
+# ----- the reference graph: call hierarchy, implementations, references ---------------------
+
+
+def call_hierarchy_item(root: Path, sym: Symbol, lines: LineText, encoding: str) -> lsp.CallHierarchyItem:
+    """A definition → a call hierarchy item; ``data`` names it for the follow-up requests."""
+    return lsp.CallHierarchyItem(
+        name=sym.name,
+        kind=lsp.SymbolKind(int(sym.kind)),
+        uri=file_uri(root, sym.path),
+        range=to_range(sym.range, sym.path, lines, encoding),
+        selection_range=to_range(sym.selection_range, sym.path, lines, encoding),
+        detail=sym.container or None,
+        data={"path": sym.path, "qualifiedName": sym.qualified_name},
+    )
+
+
+def _top_level_item(
+    root: Path, path: str, sites: Sequence[Span], lines: LineText, encoding: str
+) -> lsp.CallHierarchyItem:
+    """A file's top-level code as a caller: the file, from its start to its last call site."""
+    last = max(sites, key=lambda s: (s.end.line, s.end.column))
+    end = to_range(last, path, lines, encoding).end
+    start = lsp.Position(line=0, character=0)
+    return lsp.CallHierarchyItem(
+        name=Path(path).name,
+        kind=lsp.SymbolKind.File,
+        uri=file_uri(root, path),
+        range=lsp.Range(start=start, end=end),
+        selection_range=lsp.Range(start=start, end=start),
+        detail="top-level code",
+        data={"path": path, "qualifiedName": ""},
+    )
+
+
+def item_key(item: lsp.CallHierarchyItem) -> tuple[str, str] | None:
+    """(workspace-relative path, qualified name) of an item this server made; None otherwise."""
+    data = item.data
+    if isinstance(data, Mapping):
+        path, name = data.get("path"), data.get("qualifiedName")
+        if isinstance(path, str) and isinstance(name, str):
+            return path, name
+    return None
+
+
+def incoming_calls(
+    root: Path, sites: Sequence[CallSite], lines: LineText, encoding: str
+) -> list[lsp.CallHierarchyIncomingCall]:
+    """Resolved callers → incoming calls, call sites as ``fromRanges`` (unresolved ones are left out)."""
+    out: list[lsp.CallHierarchyIncomingCall] = []
+    for site in sites:
+        if not site.resolved:
+            continue
+        caller = (
+            call_hierarchy_item(root, site.caller, lines, encoding)
+            if site.caller is not None
+            else _top_level_item(root, site.path, site.from_ranges, lines, encoding)
+        )
+        ranges = [to_range(r, site.path, lines, encoding) for r in site.from_ranges]
+        out.append(lsp.CallHierarchyIncomingCall(from_=caller, from_ranges=ranges))
+    return out
+
+
+def outgoing_calls(
+    root: Path, caller: Symbol, calls: Sequence[Callee], lines: LineText, encoding: str
+) -> list[lsp.CallHierarchyOutgoingCall]:
+    """Resolved callees → outgoing calls; ``fromRanges`` are the call sites inside ``caller``."""
+    return [
+        lsp.CallHierarchyOutgoingCall(
+            to=call_hierarchy_item(root, c.callee, lines, encoding),
+            from_ranges=[to_range(r, caller.path, lines, encoding) for r in c.from_ranges],
+        )
+        for c in calls
+        if c.callee is not None
+    ]
+
+
+def implementation_locations(
+    root: Path, impls: Sequence[Implementation], lines: LineText, encoding: str
+) -> list[lsp.Location]:
+    """Implementations → the locations of their names (extensions: the conformance), each once."""
+    seen: set[Location] = set()
+    out: list[lsp.Location] = []
+    for impl in impls:
+        if impl.location not in seen:
+            seen.add(impl.location)
+            out.append(location(root, impl.location, lines, encoding))
+    return out
+
+
+def reference_locations(
+    root: Path, refs: Sequence[Reference], declaration: Symbol | None, lines: LineText, encoding: str
+) -> list[lsp.Location]:
+    """References → locations, the declaration's name first when given."""
+    locs = [r.location for r in refs]
+    if declaration is not None:
+        locs.insert(0, Location(declaration.path, declaration.selection_range))
+    return [location(root, loc, lines, encoding) for loc in locs]
 
 
 # ----- command results (JSON, camelCase, with LSP locations) -------------------------------
@@ -347,6 +484,63 @@ def status_json(statuses: Sequence[tuple[IndexStatus, str]]) -> object:
         row["uri"] = Path(st.root).as_uri()
         out.append(row)
     return {"projects": out}
+
+
+def _finding_json(root: Path, f: Finding) -> dict[str, object]:
+    return {
+        "name": f.name,
+        "location": lsp.Location(uri=file_uri(root, f.path), range=line_range(f.start_line, f.end_line)),
+        "path": f.path,
+        "startLine": f.start_line,
+        "endLine": f.end_line,
+        "relation": f.relation,
+        "depth": f.depth,
+        "via": list(f.via),
+        "sites": list(f.sites),
+    }
+
+
+def _dependencies_json(
+    root: Path, deps: ModuleDependencies, lines: LineText, encoding: str
+) -> dict[str, object]:
+    def side(items: Sequence[Dependency]) -> list[dict[str, object]]:
+        return [
+            {
+                "name": d.name,
+                "paths": list(d.paths),
+                "external": d.external,
+                "locations": [location(root, loc, lines, encoding) for loc in d.locations],
+            }
+            for d in items
+        ]
+
+    return {
+        "module": deps.module,
+        "files": list(deps.files),
+        "imports": side(deps.imports),
+        "importedBy": side(deps.imported_by),
+    }
+
+
+def research_json(
+    root: Path, project: str, result: ResearchResult, markdown: str, lines: LineText, encoding: str
+) -> dict[str, object]:
+    """One project's research answer: the structured result with LSP locations, plus markdown."""
+    return {
+        "project": project,
+        "question": result.question,
+        "kind": result.kind.value,
+        "subject": result.subject,
+        "subjects": list(result.subjects),
+        "findings": [_finding_json(root, f) for f in result.findings],
+        "dependencies": (
+            None
+            if result.dependencies is None
+            else _dependencies_json(root, result.dependencies, lines, encoding)
+        ),
+        "notes": list(result.notes),
+        "markdown": markdown,
+    }
 
 
 # ----- progress -----------------------------------------------------------------------------

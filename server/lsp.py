@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from codesift.indexer.errors import ConfigError
+from codesift.indexer.errors import ConfigError, IndexMissingError
+from codesift.indexer.graph import Graph
 from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
@@ -165,6 +166,24 @@ class CodesiftServer(LanguageServer):
                 return project, rel
         return None
 
+    @contextlib.contextmanager
+    def graph_of(self, uri: str) -> Iterator[tuple[Project, str, Graph] | None]:
+        """A document's project, its workspace-relative path and the project's reference graph,
+        held for one question. None when no project holds it or its index is not built yet (logged)."""
+        found = self.project_of(uri)
+        if found is None:
+            yield None
+            return
+        project, path = found
+        try:
+            project.store()
+        except IndexMissingError:
+            log.info("%s", project.missing_note())
+            yield None
+            return
+        with convert.engine_errors(), project.graph() as graph:
+            yield project, path, graph
+
     def selected(self, names: tuple[str, ...] = ()) -> list[Project]:
         """Projects by name (all when ``names`` is empty)."""
         return [p for p in self.projects.values() if not names or p.name in names]
@@ -276,7 +295,16 @@ def folder_uris(params: lsp.InitializeParams) -> list[str]:
 
 def create_server() -> CodesiftServer:
     """A new codesift language server with every feature registered."""
-    from .features import commands, configuration, document_sync, indexing, workspace_symbol
+    from .features import (
+        call_hierarchy,
+        commands,
+        configuration,
+        document_sync,
+        implementation,
+        indexing,
+        references,
+        workspace_symbol,
+    )
 
     server = CodesiftServer()
     handler = LspLogHandler(server)
@@ -284,7 +312,8 @@ def create_server() -> CodesiftServer:
     root_logger = logging.getLogger("codesift")
     root_logger.addHandler(handler)
     root_logger.setLevel(logging.DEBUG if os.environ.get("CODESIFT_DEBUG") else logging.INFO)
-    for feature in (indexing, configuration, workspace_symbol, commands, document_sync):
+    features = (indexing, configuration, workspace_symbol, commands, document_sync)
+    for feature in (*features, call_hierarchy, implementation, references):
         feature.register(server)
     return server
 

@@ -9,17 +9,20 @@ whole workspace's embeddings.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
-from codesift.indexer.model import Symbol
+from codesift.indexer.graph import Graph
+from codesift.indexer.graph.queries import edge_span
+from codesift.indexer.model import Span, Symbol
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.store import Store
@@ -107,6 +110,9 @@ class Project:
         self._lock = threading.Lock()
         self._store: Store | None = None
         self._symbols: SymbolIndex | None = None
+        self._graph: Graph | None = None
+        # One question at a time: a refresh rebuilds the graph's lookups in place.
+        self._graph_lock = threading.Lock()
         self._matcher: IgnoreMatcher | None = None
         self.writer = Writer(self)
         self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
@@ -139,6 +145,18 @@ class Project:
         assert self._symbols is not None
         return self._symbols
 
+    @contextlib.contextmanager
+    def graph(self) -> Iterator[Graph]:
+        """The project's reference graph, held for one question (IndexMissingError without an index).
+
+        Created on first use; it loads lazily and catches up with the index before each question.
+        """
+        store = self.store()
+        with self._graph_lock:
+            if self._graph is None or self._graph.snapshot.store is not store:
+                self._graph = Graph(store)
+            yield self._graph
+
     def matcher(self) -> IgnoreMatcher:
         """The walk's rules for one path at a time."""
         with self._lock:
@@ -151,6 +169,7 @@ class Project:
         with self._lock:
             self._store = None
             self._symbols = None
+            self._graph = None
             self._matcher = None
 
     def relative(self, path: Path) -> str | None:
@@ -181,6 +200,28 @@ class Project:
         self.settings = settings
         self.forget_store()
         return changed
+
+
+def definition_at(
+    graph: Graph, path: str, line: int, column: int, *, enclosing: bool = False
+) -> Symbol | None:
+    """The definition a position means (1-based line, code-point column): the name of a
+    definition, else the resolved target of a reference there (None when unresolved: no
+    guesses), else — with ``enclosing`` — the innermost definition around it."""
+    # TODO(graph): belongs in the engine as Graph.target_at; kept here until it moves.
+    here = (line, column)
+    best = graph.symbol_at(path, line, column)
+    if best is not None and _holds(best.selection_range, here):
+        return best
+    at = [e for e in graph.snapshot.edges_of(path) if _holds(edge_span(e), here)]
+    if at:
+        narrowest = min(at, key=lambda e: (e.end_line - e.line, e.end_column - e.column))
+        return graph.resolver.resolve(narrowest).symbol
+    return best if enclosing else None
+
+
+def _holds(span: Span, here: tuple[int, int]) -> bool:
+    return (span.start.line, span.start.column) <= here <= (span.end.line, span.end.column)
 
 
 class Writer:

@@ -1,4 +1,4 @@
-"""``workspace/executeCommand``: codesift.search / grep / symbols / reindex / status.
+"""``workspace/executeCommand``: codesift.search / grep / symbols / research / reindex / status.
 
 Each command takes one camelCase argument object (or none where every option
 has a default) and answers JSON with LSP locations plus text and scores.
@@ -6,6 +6,7 @@ has a default) and answers JSON with LSP locations plus text and scores.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codesift.indexer.errors import CodesiftError, IndexMissingError
+from codesift.indexer.research import code_research, render_markdown
 from codesift.indexer.search.grep import CaseMode, GrepResult, grep
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest, SearchResult
@@ -30,6 +32,7 @@ T = TypeVar("T")
 SEARCH = "codesift.search"
 GREP = "codesift.grep"
 SYMBOLS = "codesift.symbols"
+RESEARCH = "codesift.research"
 REINDEX = "codesift.reindex"
 STATUS = "codesift.status"
 
@@ -49,6 +52,14 @@ class GrepArgs:
 @dataclass(frozen=True, slots=True)
 class SymbolArgs:
     query: str
+    limit: int = 50
+    projects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchArgs:
+    question: str
+    depth: int = 3  # "what calls X": how far up the chain
     limit: int = 50
     projects: tuple[str, ...] = ()
 
@@ -101,9 +112,16 @@ def run_search(ls: CodesiftServer, request: SearchRequest) -> object:
                 embedder = p.embedder()
             except CodesiftError as exc:
                 notes.append(f"semantic search unavailable: {exc}")
-        with convert.engine_errors():
+        with convert.engine_errors(), contextlib.ExitStack() as stack:
+            graph = stack.enter_context(p.graph()) if request.hops > 0 else None
             result = search(
-                p.store(), request, p.settings, root=p.root, embedder=embedder, overlay=dict(p.overlay)
+                p.store(),
+                request,
+                p.settings,
+                root=p.root,
+                embedder=embedder,
+                overlay=dict(p.overlay),
+                graph=graph,
             )
         found.append((p.root, result))
     limit = request.limit or max((p.settings.search.limit for p in ready), default=20)
@@ -146,6 +164,34 @@ def run_symbols(ls: CodesiftServer, a: SymbolArgs) -> object:
     return convert.symbols_json(found, lambda root: by_root[root].lines.line, ls.encoding, notes)
 
 
+def run_research(ls: CodesiftServer, a: ResearchArgs) -> object:
+    """One research question over each selected project: structured findings plus markdown."""
+    notes: list[str] = []
+    answers: list[dict[str, object]] = []
+    for p in _stores(ls, a.projects, notes):
+        try:
+            embedder = p.embedder()
+        except CodesiftError as exc:
+            notes.append(f"search part of research unavailable: {exc}")
+            embedder = None
+        with convert.engine_errors(), p.graph() as graph:
+            result = code_research(
+                p.store(),
+                a.question,
+                p.settings,
+                root=p.root,
+                embedder=embedder,
+                graph=graph,
+                depth=a.depth,
+                limit=a.limit,
+            )
+        answers.append(
+            convert.research_json(p.root, p.name, result, render_markdown(result), p.lines.line, ls.encoding)
+        )
+    markdown = "\n".join(str(r["markdown"]) for r in answers)
+    return {"results": answers, "markdown": markdown, "notes": notes}
+
+
 def run_reindex(ls: CodesiftServer, a: ReindexArgs) -> object:
     """Queue a full index run, or a re-index of some paths, for the selected projects."""
     projects = ls.selected(a.projects)
@@ -182,6 +228,11 @@ def register(server: CodesiftServer) -> None:
     @server.thread()
     def codesift_symbols(ls: CodesiftServer, *args: Any) -> object:
         return run_symbols(ls, one_argument(SymbolArgs, args, SYMBOLS))
+
+    @server.command(RESEARCH)
+    @server.thread()
+    def codesift_research(ls: CodesiftServer, *args: Any) -> object:
+        return run_research(ls, one_argument(ResearchArgs, args, RESEARCH))
 
     @server.command(REINDEX)
     @server.thread()
