@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .model import Symbol
+from .rows import symbol_from_row
 from .search.results import SearchHit
-from .store import SYMBOLS, Store, symbol_from_row
+from .store import SYMBOLS, Store
 
 
 def _q(value: str) -> str:

@@ -25,14 +25,29 @@ from datetime import timedelta
 from pathlib import Path
 
 import lancedb
-import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import IndexMissingError, StoreError
 from .faults import crash_point
-from .model import Chunk, ChunkKind, Edge, EdgeKind, FileRecord, FileStatus, FileWrite, Symbol, SymbolKind
+from .model import Chunk, FileRecord, FileStatus, FileWrite
+from .rows import (
+    CHUNK_COLUMNS,
+    Vectors,
+    arrow_to_matrix,
+    cache_schema,
+    chunk_from_row,
+    chunks_schema,
+    chunks_table,
+    edges_schema,
+    edges_table,
+    files_schema,
+    files_table,
+    meta_schema,
+    symbols_schema,
+    symbols_table,
+    vectors_to_arrow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,101 +61,6 @@ EDGES = "edges"
 META = "meta"
 _IN_BATCH = 500  # values per SQL IN (...) list
 
-Vectors = npt.NDArray[np.float32]
-
-
-def _vector_type(dim: int) -> pa.DataType:
-    return pa.list_(pa.float32(), dim)
-
-
-def files_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("language", pa.string()),
-            pa.field("size", pa.int64()),
-            pa.field("mtime_ns", pa.int64()),
-            pa.field("content_hash", pa.string()),
-            pa.field("status", pa.string()),
-            pa.field("reason", pa.string()),
-        ]
-    )
-
-
-def chunks_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("project", pa.string()),
-            pa.field("language", pa.string()),
-            pa.field("kind", pa.string()),
-            pa.field("symbol", pa.string()),
-            pa.field("start_line", pa.int32()),
-            pa.field("end_line", pa.int32()),
-            pa.field("text", pa.string()),
-            pa.field("search_text", pa.string()),
-            pa.field("content_hash", pa.string()),
-            pa.field("vector", _vector_type(dim), nullable=True),
-        ]
-    )
-
-
-def symbols_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("name", pa.string()),
-            pa.field("name_lower", pa.string()),
-            pa.field("qualified_name", pa.string()),
-            pa.field("kind", pa.int32()),
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("language", pa.string()),
-            pa.field("start_line", pa.int32()),
-            pa.field("start_col", pa.int32()),
-            pa.field("end_line", pa.int32()),
-            pa.field("end_col", pa.int32()),
-            pa.field("sel_start_line", pa.int32()),
-            pa.field("sel_start_col", pa.int32()),
-            pa.field("sel_end_line", pa.int32()),
-            pa.field("sel_end_col", pa.int32()),
-            pa.field("container", pa.string()),
-            pa.field("chunk_id", pa.string()),
-        ]
-    )
-
-
-def edges_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("from_symbol", pa.string()),
-            pa.field("to_name", pa.string()),
-            pa.field("last_name", pa.string()),
-            pa.field("kind", pa.string()),
-            pa.field("module", pa.string()),
-            pa.field("alias", pa.string()),
-            pa.field("line", pa.int32()),
-            pa.field("col", pa.int32()),
-            pa.field("end_line", pa.int32()),
-            pa.field("end_col", pa.int32()),
-        ]
-    )
-
-
-def meta_schema() -> pa.Schema:
-    return pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
-
-
-def cache_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("content_hash", pa.string(), nullable=False),
-            pa.field("vector", _vector_type(dim), nullable=False),
-        ]
-    )
-
 
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
@@ -150,11 +70,6 @@ def in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
     for i in range(0, len(values), _IN_BATCH):
         part = values[i : i + _IN_BATCH]
         yield f"{column} IN ({', '.join(_sql_str(v) for v in part)})"
-
-
-def symbol_row_id(sym: Symbol) -> str:
-    key = f"{sym.path}\0{sym.qualified_name}\0{sym.range.start.line}\0{sym.range.start.column}"
-    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +278,7 @@ class Store:
             res = tbl.search().where(flt).select(["content_hash", "vector"]).limit(None).to_arrow()
             if res.num_rows == 0:
                 continue
-            vecs = _to_matrix(res.column("vector"), dim)
+            vecs = arrow_to_matrix(res.column("vector"), dim)
             for h, v in zip(res.column("content_hash").to_pylist(), vecs, strict=True):
                 out[h] = v
         return out
@@ -373,7 +288,7 @@ class Store:
             return
         tbl = self._cache(model_id, dim)
         data = pa.table(
-            {"content_hash": pa.array(hashes, pa.string()), "vector": _to_arrow(vectors, dim)},
+            {"content_hash": pa.array(hashes, pa.string()), "vector": vectors_to_arrow(vectors, dim)},
             schema=cache_schema(dim),
         )
         tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
@@ -397,18 +312,18 @@ class Store:
         edges = [e for w in writes for e in w.edges]
         try:
             put = self._append if fresh else self._replace
-            put(CHUNKS, paths, _chunks_table(chunks, dim, vectors))
+            put(CHUNKS, paths, chunks_table(chunks, dim, vectors))
             crash_point("write")
-            put(SYMBOLS, paths, _symbols_table(symbols))
-            put(EDGES, paths, _edges_table(edges))
+            put(SYMBOLS, paths, symbols_table(symbols))
+            put(EDGES, paths, edges_table(edges))
             crash_point("write-files")
             if fresh:
-                self._table(FILES).add(_files_table([w.record for w in writes]))
+                self._table(FILES).add(files_table([w.record for w in writes]))
                 return
             self._table(FILES).merge_insert(
                 "path"
             ).when_matched_update_all().when_not_matched_insert_all().execute(
-                _files_table([w.record for w in writes])
+                files_table([w.record for w in writes])
             )
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"writing {len(writes)} files to {self.uri} failed: {exc}") from exc
@@ -439,7 +354,7 @@ class Store:
     def touch_files(self, records: Sequence[FileRecord]) -> None:
         """Update only the files rows (size, mtime) of files whose content is unchanged."""
         if records:
-            self._table(FILES).merge_insert("path").when_matched_update_all().execute(_files_table(records))
+            self._table(FILES).merge_insert("path").when_matched_update_all().execute(files_table(records))
 
     def remove_files(self, paths: Sequence[str]) -> None:
         """Forget files: the files rows first (the marker), then their chunks, symbols and edges."""
@@ -460,7 +375,7 @@ class Store:
         """Fill in vectors of existing chunks; rows replaced meanwhile are left alone."""
         if not ids:
             return
-        data = pa.table({"id": pa.array(ids, pa.string()), "vector": _to_arrow(vectors, dim)})
+        data = pa.table({"id": pa.array(ids, pa.string()), "vector": vectors_to_arrow(vectors, dim)})
         self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
 
     def ensure_indices(self) -> None:
@@ -498,185 +413,6 @@ class Store:
                 self._db.drop_table(name)
 
 
-# ----- arrow conversion ---------------------------------------------------------
-
-
-def _to_arrow(vectors: Vectors, dim: int) -> pa.Array:
-    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-    return pa.FixedSizeListArray.from_arrays(flat, dim)
-
-
-def _to_matrix(column: pa.ChunkedArray, dim: int) -> Vectors:
-    arr = column.combine_chunks()
-    values = arr.flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float32).reshape(-1, dim)
-
-
-def _chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Table:
-    schema = chunks_schema(dim)
-    vec_values: list[list[float] | None] = []
-    for c in chunks:
-        v = vectors.get(c.content_hash)
-        vec_values.append(None if v is None else v.tolist())
-    return pa.table(
-        {
-            "id": [c.id for c in chunks],
-            "path": [c.path for c in chunks],
-            "project": [c.project for c in chunks],
-            "language": [c.language for c in chunks],
-            "kind": [str(c.kind) for c in chunks],
-            "symbol": [c.symbol for c in chunks],
-            "start_line": [c.start_line for c in chunks],
-            "end_line": [c.end_line for c in chunks],
-            "text": [c.text for c in chunks],
-            "search_text": [c.search_text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
-            "vector": pa.array(vec_values, type=_vector_type(dim)),
-        },
-        schema=schema,
-    )
-
-
-def _symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
-    return pa.Table.from_pylist(
-        [
-            {
-                "id": symbol_row_id(s),
-                "name": s.name,
-                "name_lower": s.name.lower(),
-                "qualified_name": s.qualified_name,
-                "kind": int(s.kind),
-                "path": s.path,
-                "language": s.language,
-                "start_line": s.range.start.line,
-                "start_col": s.range.start.column,
-                "end_line": s.range.end.line,
-                "end_col": s.range.end.column,
-                "sel_start_line": s.selection_range.start.line,
-                "sel_start_col": s.selection_range.start.column,
-                "sel_end_line": s.selection_range.end.line,
-                "sel_end_col": s.selection_range.end.column,
-                "container": s.container,
-                "chunk_id": s.chunk_id,
-            }
-            for s in symbols
-        ],
-        schema=symbols_schema(),
-    )
-
-
-def edge_row_id(edge: Edge, ordinal: int) -> str:
-    key = f"{edge.path}\0{ordinal}\0{edge.kind}\0{edge.to_name}\0{edge.line}\0{edge.column}"
-    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-
-
-def _edges_table(edges: Sequence[Edge]) -> pa.Table:
-    return pa.table(
-        {
-            "id": [edge_row_id(e, i) for i, e in enumerate(edges)],
-            "path": [e.path for e in edges],
-            "from_symbol": [e.from_symbol for e in edges],
-            "to_name": [e.to_name for e in edges],
-            "last_name": [e.last_name for e in edges],
-            "kind": [str(e.kind) for e in edges],
-            "module": [e.module for e in edges],
-            "alias": [e.alias for e in edges],
-            "line": pa.array([e.line for e in edges], pa.int32()),
-            "col": pa.array([e.column for e in edges], pa.int32()),
-            "end_line": pa.array([e.end_line for e in edges], pa.int32()),
-            "end_col": pa.array([e.end_column for e in edges], pa.int32()),
-        },
-        schema=edges_schema(),
-    )
-
-
-def edges_from_table(data: pa.Table) -> list[Edge]:
-    """Edges of an ``edges`` table slice, as the parser made them (unresolved)."""
-    cols = {name: data.column(name).to_pylist() for name in data.column_names}
-    return [
-        Edge(
-            path=p,
-            from_symbol=f or "",
-            to_name=t or "",
-            kind=EdgeKind(k),
-            line=int(ln),
-            column=int(c),
-            end_line=int(el),
-            end_column=int(ec),
-            module=m or "",
-            alias=a or "",
-        )
-        for p, f, t, k, ln, c, el, ec, m, a in zip(
-            cols["path"],
-            cols["from_symbol"],
-            cols["to_name"],
-            cols["kind"],
-            cols["line"],
-            cols["col"],
-            cols["end_line"],
-            cols["end_col"],
-            cols["module"],
-            cols["alias"],
-            strict=True,
-        )
-    ]
-
-
-def _files_table(records: Sequence[FileRecord]) -> pa.Table:
-    return pa.Table.from_pylist(
-        [
-            {
-                "path": r.path,
-                "language": r.language,
-                "size": r.size,
-                "mtime_ns": r.mtime_ns,
-                "content_hash": r.content_hash,
-                "status": str(r.status),
-                "reason": r.reason,
-            }
-            for r in records
-        ],
-        schema=files_schema(),
-    )
-
-
-CHUNK_COLUMNS = [
-    "id",
-    "path",
-    "project",
-    "language",
-    "kind",
-    "symbol",
-    "start_line",
-    "end_line",
-    "text",
-    "search_text",
-    "content_hash",
-]
-
-
-def chunk_from_row(r: dict[str, object]) -> Chunk:
-    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS."""
-
-    def i(key: str) -> int:
-        v = r[key]
-        return int(v) if isinstance(v, int) else 0
-
-    return Chunk(
-        id=str(r["id"]),
-        path=str(r["path"]),
-        project=str(r["project"] or ""),
-        language=str(r["language"] or ""),
-        kind=ChunkKind(str(r["kind"])),
-        symbol=str(r["symbol"] or ""),
-        start_line=i("start_line"),
-        end_line=i("end_line"),
-        text=str(r["text"]),
-        search_text=str(r["search_text"] or ""),
-        content_hash=str(r["content_hash"]),
-    )
-
-
 def load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
     """The chunks with these ids (missing ids are simply absent)."""
     out: dict[str, Chunk] = {}
@@ -685,30 +421,6 @@ def load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
         for r in rows.to_pylist():
             out[str(r["id"])] = chunk_from_row(r)
     return out
-
-
-def symbol_from_row(row: dict[str, object]) -> Symbol:
-    """Rebuild a Symbol from a ``symbols`` row (used by search)."""
-    from .model import Position, Span
-
-    def i(key: str) -> int:
-        v = row[key]
-        return int(v) if isinstance(v, int) else 0
-
-    return Symbol(
-        name=str(row["name"]),
-        qualified_name=str(row["qualified_name"]),
-        kind=SymbolKind(i("kind")),
-        path=str(row["path"]),
-        language=str(row["language"]),
-        range=Span(Position(i("start_line"), i("start_col")), Position(i("end_line"), i("end_col"))),
-        selection_range=Span(
-            Position(i("sel_start_line"), i("sel_start_col")),
-            Position(i("sel_end_line"), i("sel_end_col")),
-        ),
-        container=str(row["container"] or ""),
-        chunk_id=str(row["chunk_id"]),
-    )
 
 
 def default_index_uri(root: Path, index_dir: str) -> str:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..store import EDGES, FILES, SYMBOLS, Store, edges_from_table, in_filters, symbol_from_row
+from ..rows import edges_from_table, symbol_from_row
+from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from lancedb.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
 
 from ..model import Chunk
-from ..store import CHUNK_COLUMNS, CHUNKS, Store, chunk_from_row
+from ..rows import CHUNK_COLUMNS, chunk_from_row
+from ..store import CHUNKS, Store
 from ..text import split_identifier
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")

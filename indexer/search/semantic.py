@@ -14,7 +14,8 @@ import numpy.typing as npt
 from lancedb.query import LanceVectorQueryBuilder
 
 from ..model import Chunk
-from ..store import CHUNK_COLUMNS, CHUNKS, Store, chunk_from_row
+from ..rows import CHUNK_COLUMNS, chunk_from_row
+from ..store import CHUNKS, Store
 
 
 @dataclass(frozen=True, slots=True)

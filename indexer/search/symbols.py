@@ -14,8 +14,9 @@ from functools import lru_cache
 from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
 from ..parse import parse_file
+from ..rows import symbol_from_row
 from ..settings import ChunkSettings
-from ..store import SYMBOLS, Store, symbol_from_row
+from ..store import SYMBOLS, Store
 
 _CONTAINER_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.MODULE}

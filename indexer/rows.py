@@ -1,0 +1,317 @@
+"""Arrow schemas of the index tables and the conversions between engine types and rows.
+
+The store writes with these; readers (search, graph) rebuild engine types with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from .model import Chunk, ChunkKind, Edge, EdgeKind, FileRecord, Position, Span, Symbol, SymbolKind
+
+Vectors = npt.NDArray[np.float32]
+
+
+def vector_type(dim: int) -> pa.DataType:
+    return pa.list_(pa.float32(), dim)
+
+
+def files_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("language", pa.string()),
+            pa.field("size", pa.int64()),
+            pa.field("mtime_ns", pa.int64()),
+            pa.field("content_hash", pa.string()),
+            pa.field("status", pa.string()),
+            pa.field("reason", pa.string()),
+        ]
+    )
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("project", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("symbol", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("search_text", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("vector", vector_type(dim), nullable=True),
+        ]
+    )
+
+
+def symbols_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("name", pa.string()),
+            pa.field("name_lower", pa.string()),
+            pa.field("qualified_name", pa.string()),
+            pa.field("kind", pa.int32()),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("language", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("start_col", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("end_col", pa.int32()),
+            pa.field("sel_start_line", pa.int32()),
+            pa.field("sel_start_col", pa.int32()),
+            pa.field("sel_end_line", pa.int32()),
+            pa.field("sel_end_col", pa.int32()),
+            pa.field("container", pa.string()),
+            pa.field("chunk_id", pa.string()),
+        ]
+    )
+
+
+def edges_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("from_symbol", pa.string()),
+            pa.field("to_name", pa.string()),
+            pa.field("last_name", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("module", pa.string()),
+            pa.field("alias", pa.string()),
+            pa.field("line", pa.int32()),
+            pa.field("col", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("end_col", pa.int32()),
+        ]
+    )
+
+
+def meta_schema() -> pa.Schema:
+    return pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
+
+
+def cache_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("vector", vector_type(dim), nullable=False),
+        ]
+    )
+
+
+def symbol_row_id(sym: Symbol) -> str:
+    key = f"{sym.path}\0{sym.qualified_name}\0{sym.range.start.line}\0{sym.range.start.column}"
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+# ----- arrow conversion ---------------------------------------------------------
+
+
+def vectors_to_arrow(vectors: Vectors, dim: int) -> pa.Array:
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    return pa.FixedSizeListArray.from_arrays(flat, dim)
+
+
+def arrow_to_matrix(column: pa.ChunkedArray, dim: int) -> Vectors:
+    arr = column.combine_chunks()
+    values = arr.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=np.float32).reshape(-1, dim)
+
+
+def chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Table:
+    schema = chunks_schema(dim)
+    vec_values: list[list[float] | None] = []
+    for c in chunks:
+        v = vectors.get(c.content_hash)
+        vec_values.append(None if v is None else v.tolist())
+    return pa.table(
+        {
+            "id": [c.id for c in chunks],
+            "path": [c.path for c in chunks],
+            "project": [c.project for c in chunks],
+            "language": [c.language for c in chunks],
+            "kind": [str(c.kind) for c in chunks],
+            "symbol": [c.symbol for c in chunks],
+            "start_line": [c.start_line for c in chunks],
+            "end_line": [c.end_line for c in chunks],
+            "text": [c.text for c in chunks],
+            "search_text": [c.search_text for c in chunks],
+            "content_hash": [c.content_hash for c in chunks],
+            "vector": pa.array(vec_values, type=vector_type(dim)),
+        },
+        schema=schema,
+    )
+
+
+def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": symbol_row_id(s),
+                "name": s.name,
+                "name_lower": s.name.lower(),
+                "qualified_name": s.qualified_name,
+                "kind": int(s.kind),
+                "path": s.path,
+                "language": s.language,
+                "start_line": s.range.start.line,
+                "start_col": s.range.start.column,
+                "end_line": s.range.end.line,
+                "end_col": s.range.end.column,
+                "sel_start_line": s.selection_range.start.line,
+                "sel_start_col": s.selection_range.start.column,
+                "sel_end_line": s.selection_range.end.line,
+                "sel_end_col": s.selection_range.end.column,
+                "container": s.container,
+                "chunk_id": s.chunk_id,
+            }
+            for s in symbols
+        ],
+        schema=symbols_schema(),
+    )
+
+
+def edge_row_id(edge: Edge, ordinal: int) -> str:
+    key = f"{edge.path}\0{ordinal}\0{edge.kind}\0{edge.to_name}\0{edge.line}\0{edge.column}"
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def edges_table(edges: Sequence[Edge]) -> pa.Table:
+    return pa.table(
+        {
+            "id": [edge_row_id(e, i) for i, e in enumerate(edges)],
+            "path": [e.path for e in edges],
+            "from_symbol": [e.from_symbol for e in edges],
+            "to_name": [e.to_name for e in edges],
+            "last_name": [e.last_name for e in edges],
+            "kind": [str(e.kind) for e in edges],
+            "module": [e.module for e in edges],
+            "alias": [e.alias for e in edges],
+            "line": pa.array([e.line for e in edges], pa.int32()),
+            "col": pa.array([e.column for e in edges], pa.int32()),
+            "end_line": pa.array([e.end_line for e in edges], pa.int32()),
+            "end_col": pa.array([e.end_column for e in edges], pa.int32()),
+        },
+        schema=edges_schema(),
+    )
+
+
+def edges_from_table(data: pa.Table) -> list[Edge]:
+    """Edges of an ``edges`` table slice, as the parser made them (unresolved)."""
+    cols = {name: data.column(name).to_pylist() for name in data.column_names}
+    return [
+        Edge(
+            path=p,
+            from_symbol=f or "",
+            to_name=t or "",
+            kind=EdgeKind(k),
+            line=int(ln),
+            column=int(c),
+            end_line=int(el),
+            end_column=int(ec),
+            module=m or "",
+            alias=a or "",
+        )
+        for p, f, t, k, ln, c, el, ec, m, a in zip(
+            cols["path"],
+            cols["from_symbol"],
+            cols["to_name"],
+            cols["kind"],
+            cols["line"],
+            cols["col"],
+            cols["end_line"],
+            cols["end_col"],
+            cols["module"],
+            cols["alias"],
+            strict=True,
+        )
+    ]
+
+
+def files_table(records: Sequence[FileRecord]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "path": r.path,
+                "language": r.language,
+                "size": r.size,
+                "mtime_ns": r.mtime_ns,
+                "content_hash": r.content_hash,
+                "status": str(r.status),
+                "reason": r.reason,
+            }
+            for r in records
+        ],
+        schema=files_schema(),
+    )
+
+
+CHUNK_COLUMNS = [
+    "id",
+    "path",
+    "project",
+    "language",
+    "kind",
+    "symbol",
+    "start_line",
+    "end_line",
+    "text",
+    "search_text",
+    "content_hash",
+]
+
+
+def chunk_from_row(r: dict[str, object]) -> Chunk:
+    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS."""
+
+    def i(key: str) -> int:
+        v = r[key]
+        return int(v) if isinstance(v, int) else 0
+
+    return Chunk(
+        id=str(r["id"]),
+        path=str(r["path"]),
+        project=str(r["project"] or ""),
+        language=str(r["language"] or ""),
+        kind=ChunkKind(str(r["kind"])),
+        symbol=str(r["symbol"] or ""),
+        start_line=i("start_line"),
+        end_line=i("end_line"),
+        text=str(r["text"]),
+        search_text=str(r["search_text"] or ""),
+        content_hash=str(r["content_hash"]),
+    )
+
+
+def symbol_from_row(row: dict[str, object]) -> Symbol:
+    """Rebuild a Symbol from a ``symbols`` row (used by search)."""
+
+    def i(key: str) -> int:
+        v = row[key]
+        return int(v) if isinstance(v, int) else 0
+
+    return Symbol(
+        name=str(row["name"]),
+        qualified_name=str(row["qualified_name"]),
+        kind=SymbolKind(i("kind")),
+        path=str(row["path"]),
+        language=str(row["language"]),
+        range=Span(Position(i("start_line"), i("start_col")), Position(i("end_line"), i("end_col"))),
+        selection_range=Span(
+            Position(i("sel_start_line"), i("sel_start_col")),
+            Position(i("sel_end_line"), i("sel_end_col")),
+        ),
+        container=str(row["container"] or ""),
+        chunk_id=str(row["chunk_id"]),
+    )
