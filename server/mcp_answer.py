@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from codesift.indexer.graph import CallSite, Implementation
+from codesift.indexer.model import Symbol
 from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.results import SearchHit
 from codesift.indexer.search.symbols import SymbolHit, SymbolMatch
@@ -30,13 +32,14 @@ class Block:
     lines: Sequence[str]
     cite: str  # the file as answers name it; also what "unique files" counts
     first_line: int
+    end_line: int = 0  # the range cited when ``lines`` are not the range's lines (call sites…)
 
     def render(self) -> str:
         return self.head + "\n" + "".join(line + "\n" for line in self.lines) + ("\n" if self.lines else "")
 
     @property
     def last_line(self) -> int:
-        return self.first_line + max(len(self.lines), 1) - 1
+        return self.end_line or self.first_line + max(len(self.lines), 1) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,7 @@ def _cut(block: Block, room: int) -> str:
             break
         kept.append(line)
         used += len(line) + 1
-    start = block.first_line + len(kept)
+    start = block.first_line if block.end_line else block.first_line + len(kept)
     rest = (
         f"      … {len(block.lines) - len(kept)} more lines: "
         f'read_file(path="{block.cite}", start_line={start}, end_line={block.last_line})'
@@ -170,9 +173,10 @@ def hit_block(n: int, cite: str, hit: SearchHit) -> Block:
     c = hit.chunk
     what = f"{c.kind} {c.symbol}" if c.symbol else str(c.kind)
     stale = "  (file changed since indexed: read_file shows the current text)" if hit.stale else ""
+    via = f"  via {' -> '.join(hit.via)}" if hit.via else ""
     head = (
         f"--- {n}. {cite}:{c.start_line}-{c.end_line}  {what}  score {hit.score:.3f} "
-        f"({'+'.join(hit.sources)}){stale}"
+        f"({'+'.join(hit.sources)}){via}{stale}"
     )
     return Block(head, numbered(c.text, c.start_line), cite, c.start_line)
 
@@ -193,3 +197,93 @@ def symbol_block(cite: str, h: SymbolHit) -> Block:
         f"{s.qualified_name}  ({h.match.name.lower().replace('_', ' ')} match)"
     )
     return Block(head, [], cite, s.range.start.line)
+
+
+MAX_SITES = 8  # call sites quoted per caller
+MAX_SITE_CHARS = 160
+
+
+def _quote(line: int, text: str | None) -> str:
+    text = (text or "").strip()
+    if len(text) > MAX_SITE_CHARS:
+        text = text[: MAX_SITE_CHARS - 1] + "…"
+    return f"{line:>5}: {text}".rstrip()
+
+
+def _what(s: Symbol) -> str:
+    return f"{s.kind.name.lower().replace('_', ' ')} {s.qualified_name}"
+
+
+def caller_block(
+    n: int, cite: str, site: CallSite, callee: str, depth: int, source: Callable[[int], str | None]
+) -> Block:
+    """A caller: path:lines of the calling definition, what it calls, then its call sites quoted.
+
+    An unresolved caller says so: the call's name matches but its target is not certain.
+    """
+    lines = sorted({r.start.line for r in site.from_ranges})
+    sites = ", ".join(map(str, lines))
+    if site.caller is not None:
+        first, last = site.caller.range.start.line, site.caller.range.end.line
+        what = _what(site.caller)
+    else:
+        first, last = lines[0], lines[-1]
+        what = "top-level code"
+    hop = f" (depth {depth})" if depth > 1 else ""
+    head = f"--- {n}. {cite}:{first}-{last}  {what}  calls {callee} at line{'s' * (len(lines) != 1)} {sites}"
+    head += hop
+    if not site.resolved:
+        head += "  UNRESOLVED: possible caller only (its call's target could not be resolved)"
+    quoted = [_quote(line, source(line)) for line in lines[:MAX_SITES]]
+    if len(lines) > MAX_SITES:
+        quoted.append(f"      … {len(lines) - MAX_SITES} more call sites")
+    return Block(head, quoted, cite, first, last)
+
+
+def implementation_block(
+    n: int, cite: str, impl: Implementation, source: Callable[[int], str | None]
+) -> Block:
+    """An implementation: path:lines, how it implements (subclass, override…), of what, its declaration."""
+    if impl.symbol is not None and impl.how.value != "extension":
+        first, last = impl.symbol.range.start.line, impl.symbol.range.end.line
+        decl = impl.symbol.selection_range.start.line
+        what = _what(impl.symbol)
+    else:
+        first = decl = impl.location.span.start.line
+        last = impl.location.span.end.line
+        what = _what(impl.symbol) if impl.symbol is not None else "a type outside the index"
+    head = f"--- {n}. {cite}:{first}-{last}  {impl.how.value}: {what}  of {impl.of}"
+    return Block(head, [_quote(decl, source(decl))], cite, first, last)
+
+
+def text_answer(
+    summary: Callable[[int, int], str],
+    notes: Sequence[str],
+    items: Sequence[str],
+    *,
+    budget: int,
+    unit: str,
+    hint: str,
+) -> str:
+    """A text (markdown) answer cut at whole items to the budget.
+
+    ``items`` are the answer's pieces in order; ``summary(chars, shown)`` is its first line.
+    """
+    note_text = notes_text(notes)
+    room = max(budget - len(note_text) - RESERVE, 200)
+    parts: list[str] = []
+    used = 0
+    for item in items:
+        if used + len(item) > room:
+            break
+        parts.append(item)
+        used += len(item)
+    left = len(items) - len(parts)
+    if left:
+        footer = f"[MORE] {plural(left, unit)} did not fit the {budget:,}-character budget: {hint}."
+    else:
+        footer = f"[END] no more {unit}."
+    body = "".join(parts)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return compose(lambda chars: summary(chars, len(parts)), note_text + body + footer)

@@ -27,10 +27,73 @@ pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
 
 SERVER = [sys.executable, "-m", "codesift.server.cli", "mcp"]
 SUMMARY = re.compile(
-    r"^\[(\w+)\] (\d+) (chunks?|passages?|symbols?) from (\d+) unique files?, ([\d,]+) characters? "
+    r"^\[(\w+)\] (\d+) (chunks?|passages?|symbols?|callers?|implementations?|findings?) "
+    r"from (\d+) unique files?, ([\d,]+) characters? "
     r"\(budget ([\d,]+)\)"
 )
 BIG_LINES = 400  # big.txt: over the budget of a small server, under max_file_bytes
+HELPER_CALLERS = 60  # app/many.py: callers of helper(), far over a small budget
+
+# A workspace for the reference graph: a base class and two subclasses, compute_total called from
+# two files (and invoice, one of them, from a third), an unresolvable call, a much-called helper.
+GRAPH_FILES: dict[str, str] = {
+    "app/__init__.py": "",
+    "app/shapes.py": '''
+        """Shapes and their areas."""
+
+
+        class Shape:
+            """A plane figure."""
+
+            def area(self):
+                raise NotImplementedError
+
+
+        class Circle(Shape):
+            def __init__(self, r):
+                self.r = r
+
+            def area(self):
+                return 3.14159 * self.r * self.r
+
+
+        class Square(Shape):
+            def __init__(self, side):
+                self.side = side
+
+            def area(self):
+                return self.side * self.side
+
+
+        def measure(thing):
+            return thing.area()
+        ''',
+    "app/totals.py": """
+        def compute_total(values):
+            return sum(values)
+
+
+        def report(values):
+            return f"total {compute_total(values)}"
+        """,
+    "app/billing.py": """
+        from app.totals import compute_total
+
+
+        def invoice(lines):
+            total = compute_total(lines)
+            return {"total": total}
+        """,
+    "app/shop.py": """
+        from app.billing import invoice
+
+
+        def checkout(cart):
+            return invoice(cart)
+        """,
+    "app/many.py": "def helper(x):\n    return x + 1\n"
+    + "".join(f"\n\ndef use_{i}(x):\n    return helper(x) * {i}\n" for i in range(HELPER_CALLERS)),
+}
 
 
 class Answer:
@@ -111,14 +174,23 @@ def places(tmp_path_factory: pytest.TempPathFactory, xdg: None) -> dict[str, Pat
     text_only = write_workspace(base / "text-only")
     index_workspace(text_only, load_settings(text_only), embed=False)
     unindexed = write_workspace(base / "unindexed")
-    return {"ws": ws, "outside": outside, "extra": extra, "text_only": text_only, "unindexed": unindexed}
+    graph = write_workspace(base / "graph", GRAPH_FILES)
+    index_workspace(graph, load_settings(graph))
+    return {
+        "ws": ws,
+        "outside": outside,
+        "extra": extra,
+        "text_only": text_only,
+        "unindexed": unindexed,
+        "graph": graph,
+    }
 
 
 async def test_tools_are_listed_with_documented_arguments_and_defaults(places: dict[str, Path]) -> None:
     async with mcp_client("--root", str(places["ws"])) as c:
         tools = {t.name: t for t in (await c.session.list_tools()).tools}
     assert list(tools) == list(TOOL_NAMES)
-    assert not {"find_callers", "find_implementations", "code_research"} & set(tools)
+    assert {"find_callers", "find_implementations", "code_research"} <= set(tools)
     for tool in tools.values():
         assert tool.description and "20,000 characters" in tool.description
         assert tool.annotations is not None and tool.annotations.read_only_hint
@@ -134,6 +206,13 @@ async def test_tools_are_listed_with_documented_arguments_and_defaults(places: d
     kinds = hybrid["properties"]["kinds"]["anyOf"][0]["items"]["enum"]
     assert set(kinds) == {"function", "method", "class", "block", "window"}
     assert tools["grep_search"].input_schema["properties"]["regex"]["default"] is False
+    assert hybrid["properties"]["hops"]["default"] == 0
+    callers = tools["find_callers"].input_schema
+    assert callers["required"] == ["name"]
+    assert callers["properties"]["depth"]["default"] == 1
+    assert callers["properties"]["include_unresolved"]["default"] is False
+    assert tools["find_implementations"].input_schema["required"] == ["name"]
+    assert tools["code_research"].input_schema["required"] == ["question"]
 
 
 async def test_hybrid_search_cites_paths_and_summarises(places: dict[str, Path]) -> None:
@@ -280,6 +359,9 @@ async def test_missing_index_says_how_to_build_it(places: dict[str, Path]) -> No
             ("hybrid_search", {"semantic_query": "login"}),
             ("vector_search", {"query": "login"}),
             ("symbol_search", {"name": "login"}),
+            ("find_callers", {"name": "login"}),
+            ("find_implementations", {"name": "AuthService"}),
+            ("code_research", {"question": "what calls login"}),
             ("index_status", {}),
         ):
             a = await c.call(tool, **args)
@@ -343,3 +425,98 @@ async def test_two_roots_cite_absolute_paths(places: dict[str, Path]) -> None:
         )
         s = await c.call("symbol_search", name="parse_config")
         assert all(p.startswith("/") for p in s.cited()) and len(s.cited()) == 2
+
+
+async def test_find_callers_cites_call_sites(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["graph"])) as c:
+        a = await c.call("find_callers", name="compute_total")
+        assert a.summary()[:3] == ("find_callers", 2, 2)
+        assert a.cited() == ["app/billing.py:4-6", "app/totals.py:5-6"]
+        assert "function invoice  calls compute_total at line 5" in a.text
+        assert re.search(r"^\s+5: total = compute_total\(lines\)$", a.text, re.M)  # the call site, quoted
+        assert "UNRESOLVED" not in a.text and a.text.rstrip().endswith("[END] no more callers.")
+
+        chain = await c.call("find_callers", name="compute_total", depth=2)
+        assert chain.cited() == ["app/billing.py:4-6", "app/totals.py:5-6", "app/shop.py:4-5"]
+        assert "function checkout  calls invoice at line 5 (depth 2)" in chain.text
+
+        # thing.area() cannot be resolved: hidden by default, marked when asked for
+        certain = await c.call("find_callers", name="Shape.area")
+        assert certain.summary()[1] == 0 and not certain.is_error
+        assert "[NOTE] 1 possible caller whose calls could not be resolved not shown" in certain.text
+        possible = await c.call("find_callers", name="Shape.area", include_unresolved=True)
+        assert possible.cited() == ["app/shapes.py:27-28"]
+        assert (
+            "function measure  calls Shape.area at line 28  UNRESOLVED: possible caller only" in possible.text
+        )
+
+        bad = await c.call("find_callers", name="compute_total", depth=0)
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] depth must be between 1 and")
+
+
+async def test_find_implementations_says_how(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["graph"])) as c:
+        a = await c.call("find_implementations", name="Shape")
+        assert a.summary()[:3] == ("find_implementations", 2, 1)
+        assert a.cited() == ["app/shapes.py:11-16", "app/shapes.py:19-24"]
+        assert "subclass: class Circle  of Shape" in a.text
+        assert re.search(r"^\s+11: class Circle\(Shape\):$", a.text, re.M)
+        overrides = await c.call("find_implementations", name="Shape.area")
+        assert overrides.cited() == ["app/shapes.py:15-16", "app/shapes.py:23-24"]
+        assert "override: method Circle.area  of Shape.area" in overrides.text
+        leaf = await c.call("find_implementations", name="Circle")
+        assert leaf.summary()[1] == 0 and "[NOTE] nothing in the index implements" in leaf.text
+
+
+async def test_graph_tools_unknown_name_is_not_found(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["graph"])) as c:
+        for tool in ("find_callers", "find_implementations"):
+            a = await c.call(tool, name="comput_totl")
+            assert a.first.startswith("[ERROR: NOT_FOUND] no definition named 'comput_totl'"), a.text
+            assert "compute_total (app/totals.py:1)" in a.text  # the nearest name, to try next
+        research = await c.call("code_research", question="what calls no_such_function")
+        assert not research.is_error and "no definition named 'no_such_function'" in research.text
+
+
+async def test_code_research_answers_markdown(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["graph"])) as c:
+        a = await c.call("code_research", question="what calls compute_total?")
+        assert a.summary()[:3] == ("code_research", 3, 3)  # depth 3: checkout comes through invoice
+        assert "# Callers: compute_total" in a.text
+        assert "- `invoice` — app/billing.py:4 (calls at line 5)" in a.text
+        assert "  - `checkout` — app/shop.py:4" in a.text
+        impls = await c.call("code_research", question="implementations of Shape")
+        assert "- **subclass** `Circle` — app/shapes.py:11-16" in impls.text
+        assert impls.text.rstrip().endswith("[END] no more lines.")
+
+
+async def test_hybrid_search_hops_follow_the_graph(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["graph"])) as c:
+        flat = await c.call("hybrid_search", semantic_query="checkout a cart", exact_keywords="checkout")
+        assert "(graph)" not in flat.text
+        hop = await c.call(
+            "hybrid_search", semantic_query="checkout a cart", exact_keywords="checkout", hops=1
+        )
+        assert hop.cited()[0] == "app/shop.py:4-5"
+        assert re.search(r"app/billing\.py:4-6  function invoice .*\(graph\)  via invoice", hop.text)
+        bad = await c.call("hybrid_search", semantic_query="checkout", hops=9)
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] hops must be between 0 and 3")
+
+
+async def test_graph_answers_fit_the_budget(places: dict[str, Path]) -> None:
+    budget = 2_000
+    async with mcp_client("--root", str(places["graph"]), "--budget", str(budget)) as c:
+        a = await c.call("find_callers", name="helper", limit=100)
+        _, shown, _, chars = a.summary()
+        assert chars <= budget and 1 <= shown < HELPER_CALLERS
+        assert a.first.endswith(f"results 1-{shown} of {HELPER_CALLERS}")
+        more = HELPER_CALLERS - shown
+        assert re.search(
+            rf"\[MORE\] {more} more callers: call find_callers again with offset={shown}\b", a.text
+        )
+        rest = await c.call("find_callers", name="helper", limit=100, offset=shown)
+        assert rest.cited() and not set(a.cited()) & set(rest.cited())
+
+        research = await c.call("code_research", question="callers of helper")
+        assert len(research.text) <= budget and research.summary()[3] <= budget
+        assert re.search(r"^\[MORE\] \d+ lines did not fit the 2,000-character budget", research.text, re.M)
