@@ -395,6 +395,24 @@ class Store:
         if ("name_lower",) not in {tuple(i.columns) for i in symbols.list_indices()}:
             symbols.create_index("name_lower", config=BTree())
 
+    def needs_optimize(self, unindexed_rows: int = 2000, versions: int = 100) -> bool:
+        """Whether enough has changed since the last optimize to pay for one.
+
+        New rows are searchable before they are folded into the FTS index, only
+        slower; a few hundred of them cost nothing, while an optimize of a 50k-chunk
+        index takes seconds. So small runs skip it until rows or versions pile up.
+        """
+        try:
+            chunks = self._table(CHUNKS)
+            for idx in chunks.list_indices():
+                stats = chunks.index_stats(idx.name)
+                if stats is not None and stats.num_unindexed_rows >= unindexed_rows:
+                    return True
+            return len(chunks.list_versions()) >= versions
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.debug("cannot read index statistics, optimising: %s", exc)
+            return True
+
     def optimize(self, keep_versions_for: timedelta = timedelta(minutes=5)) -> None:
         """Compact, fold new rows into the indices, prune old versions."""
         for name in (CHUNKS, SYMBOLS, EDGES, FILES):

@@ -198,7 +198,8 @@ def index_workspace(
 
         t = time.perf_counter()
         progress(Progress("optimize", 0, 1))
-        store.optimize()
+        if reason or store.needs_optimize():
+            store.optimize()
         counters.phases["optimize"] = time.perf_counter() - t
         pending = store.count(CHUNKS, "vector IS NULL")
         progress(Progress("done", 1, 1))
