@@ -195,6 +195,7 @@ class CodesiftServer(LanguageServer):
             self.show(f"codesift: workspace folder {uri} is not a local directory; it is not indexed")
             return None
         project = Project(path, self.settings_for(path, options), self.embedders)
+        project.notify = self.show
         project.activity = "indexing: waiting to start"
         self.projects[uri] = project
         if self.watch_ourselves:

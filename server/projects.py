@@ -116,6 +116,8 @@ class Project:
         self._matcher: IgnoreMatcher | None = None
         self.writer = Writer(self)
         self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
+        # tells the user what they can act on (model missing, index unwritable…)
+        self.notify: Callable[[str], None] = lambda message: None
 
     def close(self) -> None:
         """Stop the writer (after its current batch) and anything else watching this folder."""
@@ -321,6 +323,7 @@ class Writer:
                     optimize_index(self._project.root, self._project.settings)
             except CodesiftError as exc:
                 log.error("%s: %s", self._project.name, exc)
+                self._project.notify(f"codesift: indexing {self._project.name} stopped: {exc}")
             except Exception:  # the writer must survive anything one job throws
                 log.exception("%s: indexing job %s failed", self._project.name, kind)
             finally:

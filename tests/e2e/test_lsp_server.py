@@ -238,6 +238,24 @@ async def test_bad_initialization_options_show_one_message_and_use_defaults(ws: 
 
 
 @pytest.mark.asyncio
+async def test_missing_embedding_model_shows_one_message_saying_how_to_fix_it(
+    ws: Path, tmp_path: Path
+) -> None:
+    c = await start_client()
+    try:
+        await initialize(c, ws, options={"embed": {"modelPath": str(tmp_path / "no-model-here")}})
+        await wait_for(lambda: bool(c.messages), what="a shown message")
+        assert len(c.messages) == 1
+        text = c.messages[0].message
+        assert "no-model-here" in text and "export_onnx" in text
+        answer = await run(c, "codesift.status", {})
+        assert answer  # the server keeps serving
+    finally:
+        await c.shutdown_session()
+        await c.stop()
+
+
+@pytest.mark.asyncio
 async def test_requests_before_the_index_exists_say_indexing_is_in_progress(ws: Path) -> None:
     c = await start_client()
     try:
