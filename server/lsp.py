@@ -9,6 +9,7 @@ module holds what they share.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -42,8 +43,34 @@ class _Answered:
 
 
 class CodesiftProtocol(LanguageServerProtocol):
-    """pygls' protocol, plus: a request whose params do not fit its type gets an
-    InvalidParams answer (pygls would only log it and leave the client waiting)."""
+    """pygls' protocol, plus:
+
+    * a request whose params do not fit its type gets an InvalidParams answer
+      (pygls would only log it and leave the client waiting);
+    * ``$/cancelRequest`` for a request already running in a worker thread is
+      answered at once with RequestCancelled (pygls can only cancel requests that
+      have not started); the work finishes unseen and its result is dropped.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cancelled_running: set[object] = set()
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        future = self._request_futures.get(msg_id)
+        if isinstance(future, concurrent.futures.Future) and future.running():
+            self._request_futures.pop(msg_id, None)
+            self._cancelled_running.add(msg_id)
+            error = JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled')
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        if msg_id in self._cancelled_running:
+            self._cancelled_running.discard(msg_id)  # answered when it was cancelled
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
