@@ -336,7 +336,7 @@ def embed_pending(
     step: int = 0,
 ) -> int:
     """Embed every chunk without a vector (those of ``first`` paths first), ``step``
-    chunks per store commit (0: eight embedding batches), checking ``cancel`` between.
+    chunks per store commit (0: ``embed.commit_chunks``), checking ``cancel`` between.
 
     Returns how many chunks received a vector. An embedding failure leaves the
     rest pending (logged) rather than failing the index.
@@ -345,7 +345,7 @@ def embed_pending(
     cancel = cancel or threading.Event()
     total = store.count(CHUNKS, "vector IS NULL")
     done = 0
-    step = step if step > 0 else max(1, settings.embed.batch_size) * 8
+    step = step if step > 0 else max(1, settings.embed.commit_chunks)
     priority = list(first)
     progress(Progress("embed", 0, total))
     while not cancel.is_set():

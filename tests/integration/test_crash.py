@@ -38,7 +38,7 @@ def many_files(n: int) -> dict[str, str]:
             '''
         for i in range(n)
     }
-    files[".codesift.toml"] = "[index]\nwrite_batch_files = 5\n\n[embed]\nbatch_size = 4\n"
+    files[".codesift.toml"] = "[index]\nwrite_batch_files = 5\n\n[embed]\nbatch_size = 4\ncommit_chunks = 8\n"
     return files
 
 
