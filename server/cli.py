@@ -546,7 +546,8 @@ def serve(stdio: bool, tcp: str | None) -> None:
 )
 def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int | None) -> None:
     """Run the MCP server for AI agents over stdio: hybrid/grep/vector/symbol search, read_file, status."""
-    from codesift.server.mcp import McpConfig, create_server
+    from codesift.server.mcp import create_server
+    from codesift.server.mcp_base import McpConfig
 
     with engine_errors():
         resolved = tuple(r.resolve() for r in roots) or (find_root(Path.cwd()),)

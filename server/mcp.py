@@ -17,68 +17,61 @@ cached store; it refreshes itself from the index before each question.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import logging
-import os
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal, ParamSpec
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.errors import (
     CodesiftError,
-    ConfigError,
     EmbedError,
     IndexMissingError,
     QueryError,
     StoreError,
 )
-from codesift.indexer.files import FileAccessError
 from codesift.indexer.files import read_file as read_text_file
-from codesift.indexer.graph import CallSite, Graph, Implementation, callers, implementations
 from codesift.indexer.languages import language_for_path
-from codesift.indexer.model import ChunkKind, Symbol, SymbolKind
-from codesift.indexer.research import code_research as run_research
-from codesift.indexer.research import render_markdown
+from codesift.indexer.model import SymbolKind
 from codesift.indexer.search.filters import path_allowed
 from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
-from codesift.indexer.search.results import Filters, SearchHit, SearchMode, SearchRequest, SearchResult
-from codesift.indexer.search.symbols import SymbolHit, SymbolIndex, find_symbols
-from codesift.indexer.settings import EmbedSettings, Settings, load_settings
-from codesift.indexer.store import Store
-from codesift.indexer.sync import index_status, open_store
+from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
+from codesift.indexer.search.symbols import SymbolHit, find_symbols
+from codesift.indexer.sync import index_status
 
 from .mcp_answer import (
-    Block,
     Page,
-    caller_block,
     hit_block,
-    implementation_block,
     page_answer,
     passage_block,
     plural,
     symbol_block,
-    text_answer,
 )
+from .mcp_base import (
+    MAX_HOPS,
+    MAX_LIMIT,
+    CaseName,
+    Exclude,
+    Include,
+    Kinds,
+    Languages,
+    Limit,
+    McpConfig,
+    Offset,
+    _answer,
+    _check_page,
+    _filters,
+    error_line,
+)
+from .mcp_graph import GraphTools
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BUDGET = 20_000
-MIN_BUDGET = 2_000
-MAX_LIMIT = 100
-MAX_OFFSET = 1_000
-MAX_HOPS = 3
-MAX_CALLER_DEPTH = 5
-MAX_GRAPH_RESULTS = 1_000  # callers / implementations gathered before paging
 
 # The tools this server registers, in the order clients list them.
 TOOL_NAMES: tuple[str, ...] = (
@@ -93,175 +86,9 @@ TOOL_NAMES: tuple[str, ...] = (
     "index_status",
 )
 
-ChunkKindName = Literal["function", "method", "class", "block", "window"]
-CaseName = Literal["smart", "sensitive", "insensitive"]
 
-Include = Annotated[
-    list[str] | None,
-    Field(description="Only paths matching one of these gitignore-style globs, e.g. 'src/auth/**', '*.py'."),
-]
-Exclude = Annotated[
-    list[str] | None, Field(description="Never paths matching these globs, e.g. '**/tests/**'.")
-]
-Languages = Annotated[
-    list[str] | None, Field(description="Only these languages, e.g. ['python', 'typescript', 'go'].")
-]
-Kinds = Annotated[
-    list[ChunkKindName] | None,
-    Field(description="Only chunks of these kinds (function, method, class, block, window)."),
-]
-Limit = Annotated[
-    int | None,
-    Field(description=f"Results per answer, 1-{MAX_LIMIT} (default: the search.agent_limit setting, 10)."),
-]
-Offset = Annotated[int, Field(description=f"Skip this many results, to page on (0-{MAX_OFFSET}; default 0).")]
-
-P = ParamSpec("P")
-
-
-@dataclass(frozen=True, slots=True)
-class McpConfig:
-    """What ``codesift mcp`` was started with."""
-
-    roots: tuple[Path, ...]  # workspace roots: searched, and readable by read_file
-    allow_roots: tuple[Path, ...] = ()  # further folders read_file may read
-    budget: int = DEFAULT_BUDGET  # most characters in one answer
-
-    def __post_init__(self) -> None:
-        if not self.roots:
-            raise ConfigError("the MCP server needs at least one workspace root")
-        if self.budget < MIN_BUDGET:
-            raise ConfigError(f"the answer budget must be at least {MIN_BUDGET} characters")
-
-
-class DefinitionNotFound(QueryError):
-    """No definition has the name a graph tool was asked about."""
-
-
-def error_line(exc: CodesiftError) -> str:
-    """The one place engine errors become ``[ERROR: CODE] reason``."""
-    if isinstance(exc, FileAccessError):
-        code = exc.code.value
-    elif isinstance(exc, DefinitionNotFound):
-        code = "NOT_FOUND"
-    elif isinstance(exc, IndexMissingError):
-        code = "INDEX_MISSING"
-    elif isinstance(exc, QueryError):
-        code = "INVALID_ARGUMENT"
-    elif isinstance(exc, ConfigError):
-        code = "CONFIG"
-    elif isinstance(exc, EmbedError):
-        code = "EMBEDDING_UNAVAILABLE"
-    elif isinstance(exc, StoreError):
-        code = "INDEX_UNREADABLE"
-    else:
-        code = "ENGINE"
-    return f"[ERROR: {code}] {exc}"
-
-
-def _answer(fn: Callable[P, str]) -> Callable[P, CallToolResult]:
-    """Run a tool body; its text becomes the answer, an error an ``[ERROR: …]`` answer."""
-
-    @functools.wraps(fn)
-    def run(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
-        try:
-            text = fn(*args, **kwargs)
-        except CodesiftError as exc:
-            text = error_line(exc)
-        except Exception as exc:  # a bug must still answer, not hang the agent
-            log.exception("tool %s failed", fn.__name__)
-            text = f"[ERROR: INTERNAL] {type(exc).__name__}: {exc}"
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], is_error=text.startswith("[ERROR:")
-        )
-
-    return run
-
-
-def _check_page(limit: int, offset: int) -> None:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
-    if not 0 <= offset <= MAX_OFFSET:
-        raise QueryError(f"offset must be between 0 and {MAX_OFFSET}; got {offset}")
-
-
-def _filters(
-    include: Sequence[str] | None,
-    exclude: Sequence[str] | None,
-    languages: Sequence[str] | None,
-    kinds: Sequence[str] | None = None,
-) -> Filters:
-    try:
-        chunk_kinds = tuple(ChunkKind(k) for k in kinds or ())
-    except ValueError as exc:
-        raise QueryError(f"{exc}; kinds are {', '.join(k.value for k in ChunkKind)}") from exc
-    return Filters(
-        include=tuple(include or ()),
-        exclude=tuple(exclude or ()),
-        languages=tuple(languages or ()),
-        kinds=chunk_kinds,
-    )
-
-
-@dataclass
-class _Workspaces:
-    """Settings, stores and embedders of the workspace roots, opened on first use."""
-
-    roots: tuple[Path, ...]
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _stores: dict[Path, tuple[Store, SymbolIndex]] = field(default_factory=dict)
-    _graphs: dict[Path, tuple[Store, Graph, threading.Lock]] = field(default_factory=dict)
-    _embedders: dict[EmbedSettings, Embedder] = field(default_factory=dict)
-
-    def settings(self, root: Path) -> Settings:
-        return load_settings(root)
-
-    def store(self, root: Path, settings: Settings) -> tuple[Store, SymbolIndex]:
-        """The root's index; IndexMissingError (saying how to build it) when there is none."""
-        with self._lock:
-            cached = self._stores.get(root)
-        if cached is not None and cached[0].read_meta() is not None:
-            return cached
-        store = open_store(root, settings)
-        opened = (store, SymbolIndex(store))
-        with self._lock:
-            self._stores[root] = opened
-        return opened
-
-    def graph(self, root: Path, store: Store) -> tuple[Graph, threading.Lock]:
-        """The root's reference graph (one per store; it follows the index) and the lock its users hold."""
-        with self._lock:
-            held = self._graphs.get(root)
-            if held is None or held[0] is not store:
-                held = self._graphs[root] = (store, Graph(store), threading.Lock())
-            return held[1], held[2]
-
-    def embedder(self, settings: Settings) -> Embedder:
-        with self._lock:
-            found = self._embedders.get(settings.embed)
-            if found is None:
-                found = self._embedders[settings.embed] = make_embedder(settings.embed)
-            return found
-
-
-class AgentTools:
+class AgentTools(GraphTools):
     """The MCP tools: each translates arguments, calls the engine, and sizes the answer."""
-
-    def __init__(self, config: McpConfig) -> None:
-        self.config = config
-        self.roots = tuple(Path(os.path.realpath(r)) for r in config.roots)
-        self.readable = (*self.roots, *(Path(os.path.realpath(r)) for r in config.allow_roots))
-        self.workspaces = _Workspaces(self.roots)
-        self.budget = config.budget
-
-    # ----- helpers ------------------------------------------------------------------
-
-    def cite(self, root: Path, rel: str) -> str:
-        """How answers name a file: relative to the root when there is one root, else absolute."""
-        return rel if len(self.roots) == 1 else str(root / rel)
-
-    def agent_limit(self) -> int:
-        return int(self.workspaces.settings(self.roots[0]).search.agent_limit)
 
     def _search(self, request: SearchRequest, want: int) -> tuple[list[tuple[Path, SearchHit]], list[str]]:
         """Hits of every root (best first) and the notes; raises when no root could answer."""
@@ -294,17 +121,6 @@ class AgentTools:
         hits.sort(key=lambda rh: -rh[1].score)
         return hits, notes
 
-    def _embedder_for(self, mode: SearchMode, settings: Settings, notes: list[str]) -> Embedder | None:
-        if mode not in ("hybrid", "vector"):
-            return None
-        try:
-            return self.workspaces.embedder(settings)
-        except EmbedError as exc:
-            if mode == "vector":
-                raise
-            notes.append(f"semantic search unavailable, BM25 and grep answered alone: {exc}")
-            return None
-
     def _chunk_answer(self, tool: str, request: SearchRequest, limit: int | None, offset: int) -> str:
         limit = self.agent_limit() if limit is None else limit
         _check_page(limit, offset)
@@ -326,89 +142,6 @@ class AgentTools:
             budget=self.budget,
             unit="chunks",
             hint="or narrow it with include / exclude / languages / kinds",
-        )
-
-    def _graphs(self) -> tuple[list[tuple[Path, Settings, Store, SymbolIndex]], list[str]]:
-        """The indexed roots (with their settings and stores) and notes for the others."""
-        found: list[tuple[Path, Settings, Store, SymbolIndex]] = []
-        failures: list[CodesiftError] = []
-        for root in self.roots:
-            settings = self.workspaces.settings(root)
-            try:
-                store, index = self.workspaces.store(root, settings)
-            except (IndexMissingError, StoreError) as exc:
-                failures.append(exc)
-                continue
-            found.append((root, settings, store, index))
-        if not found:
-            raise failures[0]
-        return found, [error_line(f) for f in failures]
-
-    def _definitions(self, name: str) -> tuple[list[tuple[Path, Graph, threading.Lock, Symbol]], list[str]]:
-        """The definitions ``name`` means in every indexed root; DefinitionNotFound (with the
-        nearest names symbol search knows) when there is none."""
-        if not name.strip():
-            raise QueryError("name must not be empty")
-        roots, notes = self._graphs()
-        found: list[tuple[Path, Graph, threading.Lock, Symbol]] = []
-        for root, _, store, _ in roots:
-            graph, lock = self.workspaces.graph(root, store)
-            with lock:
-                found += [(root, graph, lock, s) for s in graph.find(name)]
-        if not found:
-            near: list[str] = []
-            for root, _, store, index in roots:
-                for h in find_symbols(store, name, limit=5, index=index):
-                    s = h.symbol
-                    near.append(f"{s.qualified_name} ({self.cite(root, s.path)}:{s.range.start.line})")
-            hint = f"; nearest names: {', '.join(near[:5])}" if near else ""
-            raise DefinitionNotFound(
-                f"no definition named {name!r} in the index{hint}; symbol_search finds definitions "
-                "by partial name"
-            )
-        if len(found) > 1 or notes:
-            defs = "; ".join(
-                f"{self.cite(root, s.path)}:{s.range.start.line} {s.kind.name.lower()} {s.qualified_name}"
-                for root, _, _, s in found[:8]
-            )
-            more = f" and {len(found) - 8} more" if len(found) > 8 else ""
-            notes.insert(0, f"{name!r} names {plural(len(found), 'definitions')}: {defs}{more}")
-        return found, notes
-
-    def _source(self, root: Path, rel: str) -> Callable[[int], str | None]:
-        """A file's line by number (1-based), from disk; None when unreadable."""
-        lines: list[str] | None = None
-
-        def line(n: int) -> str | None:
-            nonlocal lines
-            if lines is None:
-                try:
-                    lines = (root / rel).read_text(encoding="utf-8", errors="replace").split("\n")
-                except OSError:
-                    lines = []
-            return lines[n - 1] if 0 < n <= len(lines) else None
-
-        return line
-
-    def _graph_page(
-        self,
-        tool: str,
-        blocks: list[Block],
-        total: int,
-        notes: list[str],
-        page: tuple[int, int],
-        unit: str,
-        hint: str,
-    ) -> str:
-        """One page (``limit``, ``offset``) of ``total`` results as an answer."""
-        limit, offset = page
-        return page_answer(
-            tool,
-            Page(blocks, offset, limit, max(0, total - offset - limit), total=total),
-            notes,
-            budget=self.budget,
-            unit=unit,
-            hint=hint,
         )
 
     # ----- tools ----------------------------------------------------------------------
@@ -622,233 +355,6 @@ class AgentTools:
             budget=self.budget,
             unit="symbols",
             hint="or narrow it with kinds / include / languages",
-        )
-
-    @_answer
-    def find_callers(
-        self,
-        name: Annotated[
-            str,
-            Field(
-                description="The called definition: a name or qualified name ('validate', "
-                "'AuthService.login', 'json.loads')."
-            ),
-        ],
-        depth: Annotated[
-            int,
-            Field(
-                description=f"Follow callers of callers this many levels, 1-{MAX_CALLER_DEPTH} (default 1: "
-                "direct callers only)."
-            ),
-        ] = 1,
-        include_unresolved: Annotated[
-            bool,
-            Field(
-                description="Also list possible callers whose call could not be resolved but may be to "
-                "it, marked UNRESOLVED (default false)."
-            ),
-        ] = False,
-        limit: Annotated[
-            int | None, Field(description=f"Callers per answer, 1-{MAX_LIMIT} (default 20).")
-        ] = None,
-        offset: Offset = 0,
-    ) -> str:
-        """Who calls a definition: each calling function or method (or a file's top-level code) with
-        path:start-end and its call sites quoted by line.
-
-        Calls are resolved through imports, classes and receivers; a call whose
-        target could not be resolved is only listed with include_unresolved and
-        then marked UNRESOLVED (a possible caller, not a certain one). With
-        depth > 1 the callers of the callers follow, each definition once."""
-        limit = 20 if limit is None else limit
-        _check_page(limit, offset)
-        if not 1 <= depth <= MAX_CALLER_DEPTH:
-            raise QueryError(f"depth must be between 1 and {MAX_CALLER_DEPTH}; got {depth}")
-        targets, notes = self._definitions(name)
-        found: list[tuple[Path, CallSite, str, int]] = []
-        hidden = 0
-        for root, graph, lock, target in targets:
-            with lock:
-                seen: set[Symbol] = {t for r, _, _, t in targets if r == root}
-                listed: set[tuple[str, str, str]] = set()
-                frontier = [target]
-                for level in range(1, depth + 1):
-                    following: list[Symbol] = []
-                    for callee in frontier:
-                        for site in callers(graph, callee, include_unresolved=True):
-                            if not site.resolved and not include_unresolved:
-                                hidden += 1
-                                continue
-                            if site.caller is not None and site.caller in seen and site.resolved:
-                                continue
-                            key = (
-                                site.path,
-                                site.caller.qualified_name if site.caller else "",
-                                callee.qualified_name,
-                            )
-                            if key in listed:
-                                continue
-                            listed.add(key)
-                            found.append((root, site, callee.qualified_name, level))
-                            if site.caller is not None and site.resolved:
-                                seen.add(site.caller)
-                                following.append(site.caller)
-                    frontier = following[:MAX_GRAPH_RESULTS]
-                    if not frontier or len(found) >= MAX_GRAPH_RESULTS:
-                        break
-        found.sort(key=lambda f: (not f[1].resolved, f[3]))  # certain first, then by depth
-        if hidden:
-            notes.append(
-                f"{plural(hidden, 'possible callers')} whose calls could not be resolved not shown: "
-                "include_unresolved=true lists them (marked UNRESOLVED)"
-            )
-        if any(not site.resolved for _, site, _, _ in found):
-            notes.append(
-                "entries marked UNRESOLVED are possible callers only: the name matches, "
-                "the target is uncertain"
-            )
-        if not found:
-            certain = "resolved " if hidden else ""
-            notes.append(f"no {certain}calls to {name!r} found in the index")
-        blocks = [
-            caller_block(
-                offset + i + 1,
-                self.cite(root, site.path),
-                site,
-                callee,
-                level,
-                self._source(root, site.path),
-            )
-            for i, (root, site, callee, level) in enumerate(found[offset : offset + limit])
-        ]
-        return self._graph_page(
-            "find_callers",
-            blocks,
-            len(found),
-            notes,
-            (limit, offset),
-            "callers",
-            "or name a qualified definition (Class.method) to narrow it",
-        )
-
-    @_answer
-    def find_implementations(
-        self,
-        name: Annotated[
-            str,
-            Field(
-                description="A class, interface, protocol or trait ('Shape', 'io.Reader'), or a method "
-                "('Shape.area') for its overrides."
-            ),
-        ],
-        limit: Annotated[
-            int | None, Field(description=f"Implementations per answer, 1-{MAX_LIMIT} (default 20).")
-        ] = None,
-        offset: Offset = 0,
-    ) -> str:
-        """What implements a type: subclasses and implementers (transitively), Swift extensions and Rust
-        impls adding a conformance, Python Protocol and Go interface structural implementers; for a method,
-        its overrides.
-
-        Each result cites path:start-end, how it implements (subclass, extension, override,
-        structural, method-set), the supertype it implements and its declaration line."""
-        limit = 20 if limit is None else limit
-        _check_page(limit, offset)
-        targets, notes = self._definitions(name)
-        found: list[tuple[Path, Implementation]] = []
-        seen: set[tuple[Path, str, int]] = set()
-        for root, graph, lock, target in targets:
-            with lock:
-                impls = implementations(graph, target)
-            for impl in impls:
-                key = (root, impl.location.path, impl.location.span.start.line)
-                if key not in seen:
-                    seen.add(key)
-                    found.append((root, impl))
-        if not found:
-            kinds = ", ".join(sorted({t.kind.name.lower() for _, _, _, t in targets}))
-            notes.append(f"nothing in the index implements, extends or overrides {name!r} ({kinds})")
-        blocks = [
-            implementation_block(
-                offset + i + 1,
-                self.cite(root, impl.location.path),
-                impl,
-                self._source(root, impl.location.path),
-            )
-            for i, (root, impl) in enumerate(found[offset : offset + limit])
-        ]
-        return self._graph_page(
-            "find_implementations",
-            blocks,
-            len(found),
-            notes,
-            (limit, offset),
-            "implementations",
-            "or ask about a more specific type",
-        )
-
-    @_answer
-    def code_research(
-        self,
-        question: Annotated[
-            str,
-            Field(
-                description="'implementations of X', 'what calls X' / 'callers of X', 'related to X', "
-                "'dependencies of module M'; anything else is read as 'related to <question>'."
-            ),
-        ],
-        depth: Annotated[
-            int,
-            Field(description=f"How far caller chains are followed, 1-{MAX_CALLER_DEPTH} (default 3)."),
-        ] = 3,
-    ) -> str:
-        """Answers a structural question by composing the reference graph and search (no LLM):
-        implementations, caller chains, related components, module dependencies.
-
-        The answer is markdown: the subject's definitions, then findings with
-        path:line (callers indented by depth). Use find_callers or
-        find_implementations to page through long lists."""
-        if not question.strip():
-            raise QueryError("question must not be empty")
-        if not 1 <= depth <= MAX_CALLER_DEPTH:
-            raise QueryError(f"depth must be between 1 and {MAX_CALLER_DEPTH}; got {depth}")
-        roots, notes = self._graphs()
-        items: list[str] = []
-        findings = 0
-        files: set[tuple[Path, str]] = set()
-        for root, settings, store, _ in roots:
-            embedder = self._embedder_for("hybrid", settings, notes)
-            graph, lock = self.workspaces.graph(root, store)
-            with lock:
-                result = run_research(
-                    store, question, settings, root=root, embedder=embedder, graph=graph, depth=depth
-                )
-            findings += len(result.findings)
-            files |= {(root, f.path) for f in result.findings}
-            if result.dependencies is not None:
-                deps = result.dependencies
-                findings += len(deps.imports) + len(deps.imported_by)
-                files |= {(root, loc.path) for d in (*deps.imports, *deps.imported_by) for loc in d.locations}
-            text = render_markdown(result)
-            if len(self.roots) > 1:
-                text = f"## root {root}\n\n{text}\n"
-            items += [line + "\n" for line in text.rstrip("\n").split("\n")]
-        total = len(items)
-
-        def summary(chars: int, shown: int) -> str:
-            span = "" if shown == total else f"; {shown:,} of {total:,} lines shown"
-            return (
-                f"[code_research] {plural(findings, 'findings')} from {plural(len(files), 'unique files')}, "
-                f"{plural(chars, 'characters')} (budget {self.budget:,}){span}"
-            )
-
-        return text_answer(
-            summary,
-            notes,
-            items,
-            budget=self.budget,
-            unit="lines",
-            hint="ask a narrower question, or page with find_callers / find_implementations (offset)",
         )
 
     @_answer
