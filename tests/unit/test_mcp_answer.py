@@ -7,8 +7,8 @@ import typing
 from codesift.indexer.errors import IndexMissingError, QueryError
 from codesift.indexer.files import FileAccessError, FileErrorCode
 from codesift.indexer.model import ChunkKind
-from codesift.server.mcp_base import ChunkKindName, error_line
 from codesift.server.mcp_answer import Block, Page, compose, fit_blocks, more_line, numbered, page_answer
+from codesift.server.mcp_base import ChunkKindName, error_line
 
 
 def block(n: int, lines: int = 5, width: int = 60) -> Block:
