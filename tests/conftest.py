@@ -105,3 +105,16 @@ def write_workspace(root: Path, files: dict[str, str] | None = None, *, git: boo
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return write_workspace(tmp_path / "ws")
+
+
+def require_tool(path: str | None, install_hint: str) -> str:
+    """The tool an end-to-end test drives, or a skip saying how to install it.
+
+    CI sets CODESIFT_E2E_REQUIRE=1 (``.ci/run`` installs every tool first): there
+    a missing tool fails the test instead of skipping it.
+    """
+    if path:
+        return path
+    if os.environ.get("CODESIFT_E2E_REQUIRE") == "1":
+        pytest.fail(f"required tool missing: {install_hint}")
+    pytest.skip(f"tool missing: {install_hint}")

