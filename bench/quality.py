@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codesift.indexer.embed import Embedder
+from codesift.indexer.graph import Graph
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchMode, SearchRequest
 from codesift.indexer.settings import Settings
@@ -151,17 +152,27 @@ def sample(cases: Sequence[Case], n: int, seed: int = 13) -> list[Case]:
     return rng.sample(list(cases), min(n, len(cases)))
 
 
+# (label, search mode, hops): multi-hop is hybrid widened twice over the reference graph.
+MODES: tuple[tuple[str, SearchMode, int], ...] = (
+    ("bm25", "bm25", 0),
+    ("vector", "vector", 0),
+    ("hybrid", "hybrid", 0),
+    ("multi-hop", "hybrid", 2),
+)
+
+
 def evaluate(
     store: Store,
     root: Path,
     settings: Settings,
     embedder: Embedder,
     cases: Sequence[Case],
-    modes: Sequence[SearchMode] = ("bm25", "vector", "hybrid"),
+    modes: Sequence[tuple[str, SearchMode, int]] = MODES,
 ) -> list[Scores]:
     """Rank of the answer (the chunk covering its ``def`` line) among the top 10, per mode."""
+    graph = Graph(store)
     results: list[Scores] = []
-    for mode in modes:
+    for label, mode, hops in modes:
         rr: list[float] = []
         hits_at: dict[int, int] = {1: 0, 5: 0, 10: 0}
         times: list[float] = []
@@ -169,10 +180,11 @@ def evaluate(
             t = time.perf_counter()
             res = search(
                 store,
-                SearchRequest(case.query, mode=mode, limit=10),
+                SearchRequest(case.query, mode=mode, limit=10, hops=hops),
                 settings,
                 root=root,
                 embedder=embedder,
+                graph=graph,
             )
             times.append((time.perf_counter() - t) * 1000)
             rank = next(
@@ -190,7 +202,7 @@ def evaluate(
         times.sort()
         results.append(
             Scores(
-                mode=mode,
+                mode=label,
                 queries=len(cases),
                 mrr10=sum(rr) / n,
                 recall1=hits_at[1] / n,

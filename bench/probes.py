@@ -1,0 +1,117 @@
+"""Measurements shared by the tiers: index runs in a child process (so its peak RSS is
+its own), query latency per mode, and "a saved file is searchable in every mode"."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codesift.indexer.embed import Embedder
+from codesift.indexer.freshen import reindex_paths
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchMode, SearchRequest
+from codesift.indexer.search.symbols import SymbolIndex, find_symbols
+from codesift.indexer.settings import Settings
+from codesift.indexer.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRun:
+    """One ``codesift index`` in a child process."""
+
+    seconds: float
+    peak_rss_mib: float
+    report: dict[str, object]
+
+
+def index_in_child(root: Path, *flags: str) -> ChildRun:
+    """``codesift index ROOT --json FLAGS`` in a child; its wall time, peak RSS and JSON report."""
+    cmd = [sys.executable, "-m", "codesift.server.cli", "index", str(root), "--json", *flags]
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
+    report = json.loads(out.decode("utf-8"))
+    return ChildRun(seconds, usage.ru_maxrss / 1024, report if isinstance(report, dict) else {})
+
+
+def mode_latency(
+    store: Store,
+    settings: Settings,
+    root: Path,
+    embedder: Embedder | None,
+    mode: SearchMode,
+    queries: Sequence[str],
+    hops: int = 0,
+) -> list[float]:
+    """Milliseconds of each query in one mode, one after another (one warm-up first)."""
+    if queries:
+        search(store, SearchRequest(queries[0], mode=mode, hops=hops), settings, root=root, embedder=embedder)
+    out = []
+    for q in queries:
+        t = time.perf_counter()
+        search(store, SearchRequest(q, mode=mode, hops=hops), settings, root=root, embedder=embedder)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def symbol_latency(store: Store, names: Sequence[str]) -> list[float]:
+    """Milliseconds of each workspace-symbol lookup (the name table loaded first)."""
+    idx = SymbolIndex(store)
+    if names:
+        find_symbols(store, names[0], index=idx)
+    out = []
+    for n in names:
+        t = time.perf_counter()
+        find_symbols(store, n, index=idx)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def save_to_searchable(
+    store: Store, settings: Settings, root: Path, embedder: Embedder, target: str, rounds: int
+) -> list[float]:
+    """Milliseconds from writing a new function into ``target`` until grep, BM25, vector
+    search and workspace symbols all find it (re-index of that one file, vectors included)."""
+    path = root / target
+    original = path.read_text(encoding="utf-8")
+    idx = SymbolIndex(store)
+    out = []
+    try:
+        for i in range(rounds):
+            name = f"zebra_marker_{i}_quokka"
+            body = (
+                f'\n\ndef {name}(payload):\n    """Quokka zebra marker number {i}."""\n    return payload\n'
+            )
+            t = time.perf_counter()
+            path.write_text(original + body, encoding="utf-8")
+            reindex_paths(root, settings, [target], embedder=embedder)
+            found = {
+                mode: any(
+                    name in h.chunk.text
+                    for h in search(
+                        store, SearchRequest(q, mode=mode, limit=5), settings, root=root, embedder=embedder
+                    ).hits
+                )
+                for mode, q in (("grep", name), ("bm25", name), ("vector", f"quokka zebra marker {i}"))
+            }
+            found["symbols"] = any(h.symbol.name == name for h in find_symbols(store, name, index=idx))
+            out.append((time.perf_counter() - t) * 1000)
+            missing = [m for m, ok in found.items() if not ok]
+            if missing:
+                raise RuntimeError(f"saved function not found by {missing}")
+    finally:
+        path.write_text(original, encoding="utf-8")
+        reindex_paths(root, settings, [target], embedder=embedder)
+    return out

@@ -1,0 +1,92 @@
+"""Drive a real ``codesift serve`` over stdio: its RSS once idle, and save → found over LSP."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def _command(client: LanguageClient, name: str, arg: dict[str, object]) -> object:
+    return await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=name, arguments=[arg])
+    )
+
+
+async def _idle(client: LanguageClient, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        res = await _command(client, "codesift.status", {})
+        projects = getattr(res, "projects", None) or (res.get("projects") if isinstance(res, dict) else None)
+        if projects:
+            p = projects[0]
+            get = p.get if isinstance(p, dict) else lambda k, _p=p: getattr(_p, k, None)
+            if get("activity") == "idle" and get("exists"):
+                return
+        await asyncio.sleep(0.5)
+    raise TimeoutError("the server did not become idle")
+
+
+async def _probe(root: Path, query: str, settle: float) -> dict[str, float]:
+    client = LanguageClient("codesift-bench", "1")
+
+    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(lsp.PROGRESS)
+    def progress(params: lsp.ProgressParams) -> None:
+        return None
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def log_message(params: lsp.LogMessageParams) -> None:
+        return None
+
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
+    pid = client._server.pid  # type: ignore[attr-defined]
+    t = time.perf_counter()
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
+    client.initialized(lsp.InitializedParams())
+    await asyncio.sleep(1.0)
+    await _idle(client, 600)
+    ready = time.perf_counter() - t
+    await asyncio.sleep(settle)
+    idle = rss_mib(pid)
+    t = time.perf_counter()
+    await _command(client, "codesift.search", {"query": query, "limit": 10})
+    first_search = (time.perf_counter() - t) * 1000
+    await asyncio.sleep(settle)
+    after_search = rss_mib(pid)
+    await client.shutdown_async(None)
+    client.exit(None)
+    await asyncio.sleep(0.5)
+    await client.stop()
+    return {
+        "start → idle (s)": ready,
+        "idle RSS (MiB)": idle,
+        "first search over LSP (ms)": first_search,
+        "RSS after a search (MiB)": after_search,
+    }
+
+
+def probe_server(root: Path, query: str, settle: float = 5.0) -> dict[str, float]:
+    """Start the server on an indexed root, let it settle, read its RSS before and after a search."""
+    return asyncio.run(_probe(root, query, settle))
