@@ -69,6 +69,8 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
             probes.mode_latency(store, settings, root, embedder, mode, nl),
         )
     table.latency(tier, "workspace/symbol", probes.symbol_latency(store, names), p50_limit=10)
+    if not vectors:  # the server would start embedding the whole library
+        return root
     server = probe_server(root, nl[0])
     for figure, value in server.items():
         unit = figure[figure.rindex("(") + 1 : -1]

@@ -1,0 +1,43 @@
+"""NameTable scans (substring, camel-hump, fuzzy) over names with non-ASCII letters:
+RE2 runs on UTF-8 bytes, so every offset must map back to the right name."""
+
+from __future__ import annotations
+
+from codesift.indexer.model import Position, Span, Symbol, SymbolKind
+from codesift.indexer.search.symbols import NameTable, SymbolMatch
+
+
+def sym(name: str, line: int) -> Symbol:
+    span = Span(Position(line, 0), Position(line, len(name)))
+    return Symbol(name, name, SymbolKind.FUNCTION, "m.py", "python", span, span, "", f"c{line}")
+
+
+TABLE = NameTable(
+    sym(n, i)
+    for i, n in enumerate(
+        ["größeBerechnen", "éclairÉtat", "parseHeader", "parse_header_line", "naïveParser", "zebra"], 1
+    )
+)
+
+
+def names(query: str) -> list[tuple[str, SymbolMatch]]:
+    return [(TABLE.symbols[i].name, m) for i, m in TABLE.candidates(query, 10)]
+
+
+def test_substring_after_multibyte_names_maps_to_the_right_name() -> None:
+    assert ("naïveParser", SymbolMatch.SUBSTRING) in names("parser")
+    assert ("größeBerechnen", SymbolMatch.SUBSTRING) in names("berech")
+
+
+def test_camel_hump_with_non_ascii_letters() -> None:
+    assert ("größeBerechnen", SymbolMatch.CAMEL_HUMP) in names("gB")
+    assert ("éclairÉtat", SymbolMatch.CAMEL_HUMP) in names("éÉ")
+    hump = names("pH")
+    assert ("parseHeader", SymbolMatch.CAMEL_HUMP) in hump
+    assert ("parse_header_line", SymbolMatch.CAMEL_HUMP) in hump
+
+
+def test_fuzzy_over_multibyte_names() -> None:
+    assert ("größeBerechnen", SymbolMatch.FUZZY) in names("gßbn")
+    assert ("naïveParser", SymbolMatch.FUZZY) in names("nïpr")
+    assert "zebra" not in [n for n, _ in names("gßbn")]
