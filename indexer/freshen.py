@@ -181,9 +181,12 @@ def embed_vectors(
     uri = index_uri_for(root, settings)
     with writer_lock(uri, wait=wait):
         store = _open_for_write(uri, root, settings, embedder)
-        return embed_pending(
+        done = embed_pending(
             store, embedder, settings, progress=progress, cancel=cancel, first=first, step=step_chunks
         )
+        if not (cancel and cancel.is_set()):
+            store.ensure_vector_index(settings.index.vector_index_rows)
+        return done
 
 
 def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> None:
@@ -192,4 +195,5 @@ def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> Non
     with writer_lock(uri, wait=wait):
         store = Store(uri)
         if store.read_meta() is not None:
+            store.ensure_vector_index(settings.index.vector_index_rows)
             store.optimize()

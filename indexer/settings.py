@@ -69,6 +69,13 @@ class IndexSettings:
         default=200,
         metadata=_doc("Files parsed per store commit while indexing."),
     )
+    vector_index_rows: int = field(
+        default=50_000,
+        metadata=_doc(
+            "Chunks with vectors at which an approximate vector index (IVF_HNSW_SQ) is built;"
+            " below it vector search is exact (brute force). 0: never."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

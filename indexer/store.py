@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -86,6 +87,10 @@ class PendingChunk:
     path: str
     content_hash: str
     text: str
+
+
+# IVF partitions of the approximate vector index: one per this many vectors.
+VECTORS_PER_PARTITION = 25_000
 
 
 class Store:
@@ -394,6 +399,37 @@ class Store:
         symbols = self._table(SYMBOLS)
         if ("name_lower",) not in {tuple(i.columns) for i in symbols.list_indices()}:
             symbols.create_index("name_lower", config=BTree())
+
+    def has_vector_index(self) -> bool:
+        return any(tuple(i.columns) == ("vector",) for i in self._table(CHUNKS).list_indices())
+
+    def ensure_vector_index(self, min_rows: int) -> bool:
+        """Build the approximate vector index once ``min_rows`` chunks have vectors.
+
+        Brute force is exact and fast enough below ~50k vectors (65 ms at 100k on
+        two cores is not); IVF_HNSW_SQ answers in ~5 ms with recall ~0.9-0.95.
+        Built once; rows added later are searched exactly until ``optimize`` folds
+        them in. Returns whether it built one (seconds to minutes: writers only).
+        """
+        if min_rows <= 0 or self.has_vector_index():
+            return False
+        rows = self.count(CHUNKS, "vector IS NOT NULL")
+        if rows < min_rows:
+            return False
+        from lancedb.index import HnswSq
+
+        started = time.perf_counter()
+        partitions = max(1, rows // VECTORS_PER_PARTITION)
+        self._table(CHUNKS).create_index(
+            "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
+        )
+        log.info(
+            "built the vector index over %d vectors (%d partitions) in %.1f s",
+            rows,
+            partitions,
+            time.perf_counter() - started,
+        )
+        return True
 
     def needs_optimize(self, unindexed_rows: int = 2000, versions: int = 100) -> bool:
         """Whether enough has changed since the last optimize to pay for one.

@@ -198,6 +198,8 @@ def index_workspace(
 
         t = time.perf_counter()
         progress(Progress("optimize", 0, 1))
+        if embed and not cancel.is_set():
+            store.ensure_vector_index(settings.index.vector_index_rows)
         if reason or store.needs_optimize():
             store.optimize()
         counters.phases["optimize"] = time.perf_counter() - t

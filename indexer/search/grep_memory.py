@@ -86,6 +86,14 @@ class TextMatcher:
             raise TimeoutError
         return [m.span() for m in self._slow.finditer(line, timeout=left)]
 
+    def found_in(self, text: str) -> bool:
+        """Whether any line of ``text`` holds a match (one scan of the whole text when it can)."""
+        if self._plain:
+            return self._pattern in text
+        if self._re2 is not None and "^" not in self._pattern and "$" not in self._pattern:
+            return self._re2.search(text) is not None
+        return any(self.spans(line.removesuffix("\r")) for line in text.split("\n"))
+
     def search(self, text: str) -> FileHits:
         """Search a whole buffer; every line is kept so passages can be built from it."""
         hits = FileHits()

@@ -21,10 +21,11 @@ from ..graph import Graph
 from ..model import Chunk, FileStatus
 from ..settings import Settings
 from ..store import CHUNKS, FILES, Store, in_filters, load_chunks
+from . import exact
 from . import grep as grep_mod
-from .filters import and_where, filters_sql, path_allowed
+from .filters import filters_sql, path_allowed
 from .fusion import rrf
-from .keyword import STOP_WORDS, bm25, extract_keywords, query_terms, sanitize
+from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
 from .multihop import multihop_result
 from .results import MatchType, SearchHit, SearchReport, SearchRequest, SearchResult, Source
 from .semantic import vector_search
@@ -112,7 +113,6 @@ def search(
     notes: list[str] = []
     millis: dict[str, float] = {}
     mode = request.mode
-    want_grep = mode in ("hybrid", "grep")
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
     if not (keywords.strip() or semantic_query):
@@ -133,6 +133,9 @@ def search(
                 f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
             )
             embedder = None
+    if want_vec and embedder is not None and store.count(CHUNKS, "vector IS NOT NULL") == 0:
+        notes.append("semantic search skipped: no chunk has a vector yet (embedding follows the text index)")
+        embedder = None
     if want_vec:
         if embedder is None:
             if not notes:
@@ -153,21 +156,22 @@ def search(
             sims: dict[str, float] = {}
             futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, millis, "semantic")
     bm25_scores: dict[str, float] = {}
+    pool: list[KeywordHit] = []  # hybrid: the BM25 candidates the exact source matches
     if want_bm25:
+        depth = fetch * exact.POOL if mode == "hybrid" else fetch
 
         def run_bm25() -> list[str]:
-            hits = bm25(store, keywords, fetch, where)
+            hits = bm25(store, keywords, depth, where)
+            pool.extend(hits)
             bm25_scores.update({h.chunk_id: h.score for h in hits})
             known.update({h.chunk_id: h.chunk for h in hits})
-            return [h.chunk_id for h in hits]
+            return [h.chunk_id for h in hits[:fetch]]
 
         futures[Source.BM25] = _POOL.submit(_timed, run_bm25, millis, "bm25")
-    if want_grep:
+    if mode == "grep":
         futures[Source.GREP] = _POOL.submit(
             _timed,
-            lambda: _grep_chunks(
-                store, root, keywords, request, settings, overlay, fetch, where, mode == "grep"
-            ),
+            lambda: _grep_chunks(store, root, keywords, request, settings, overlay, fetch, where),
             millis,
             "grep",
         )
@@ -181,12 +185,22 @@ def search(
         except CodesiftError as exc:
             notes.append(f"{source} search failed: {exc}")
             rankings[source] = []
-    if want_grep and want_bm25 and rankings.get(Source.GREP):
-        # grep's chunks ranked by the BM25 scores (whole-index statistics) the BM25 run
-        # already has; the rest keep file and line order. No grep match is dropped.
-        grep_ids = rankings[Source.GREP]
-        scored = sorted((i for i in grep_ids if i in bm25_scores), key=lambda i: -bm25_scores[i])
-        rankings[Source.GREP] = list(dict.fromkeys([*scored, *grep_ids]))[:fetch]
+    if mode == "hybrid":
+        # Exact keyword matches among the BM25 candidates, in BM25 order (whole-index
+        # statistics), plus unsaved buffers: no disk walk per query (see exact.py).
+        t = time.perf_counter()
+        rankings[Source.GREP] = exact.exact_chunks(
+            grep_pattern(keywords),
+            pool,
+            store=store,
+            root=root,
+            filters=request.filters,
+            where=where,
+            index_settings=settings.index,
+            overlay=overlay,
+            timeout_s=settings.search.grep_timeout_s,
+        )[:fetch]
+        millis["grep"] = round((time.perf_counter() - t) * 1000, 2)
     if want_bm25 and not sanitize(keywords):
         notes.append("the query has no searchable words for BM25 (only syntax characters)")
 
@@ -264,11 +278,10 @@ def _grep_chunks(
     overlay: Mapping[str, str] | None,
     limit: int,
     where: str | None,
-    rank_here: bool,
 ) -> list[str]:
-    """Chunks holding exact keyword matches, in file and line order — or, with
-    ``rank_here``, ranked by BM25 (whole-index statistics) restricted to them first.
-    No match is dropped for want of a BM25 score."""
+    """grep mode: chunks holding exact keyword matches on disk (ripgrep) or in unsaved
+    buffers, ranked by BM25 (whole-index statistics) restricted to them first, then
+    file and line order. No match is dropped for want of a BM25 score."""
     pattern = grep_pattern(keywords)
     if not pattern:
         return []
@@ -289,29 +302,12 @@ def _grep_chunks(
     for p in result.passages:
         if path_allowed(p.path, request.filters):
             lines.setdefault(p.path, set()).update(p.match_lines)
-    if not lines:
-        return []
-    ordered: list[str] = []
-    for flt in in_filters("path", sorted(lines)):
-        rows = (
-            store.table(CHUNKS)
-            .search()
-            .where(and_where(flt, where) or flt)
-            .select(["id", "path", "start_line", "end_line"])
-            .limit(None)
-            .to_arrow()
-            .to_pylist()
-        )
-        rows.sort(key=lambda r: (r["path"], r["start_line"]))
-        for r in rows:
-            if any(r["start_line"] <= n <= r["end_line"] for n in lines[r["path"]]):
-                ordered.append(str(r["id"]))
-    ordered = list(dict.fromkeys(ordered))
-    if rank_here and len(ordered) > 1:
+    ordered = exact.chunks_at_lines(store, lines, where)
+    if len(ordered) > 1:
         id_filter = next(in_filters("id", ordered[:500]))
         ranked = [h.chunk_id for h in bm25(store, keywords, len(ordered), id_filter)]
         ordered = list(dict.fromkeys([*ranked, *ordered]))
-    return ordered[:limit] if rank_here else ordered
+    return ordered[:limit]
 
 
 def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
