@@ -22,12 +22,14 @@ from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
 from codesift.indexer.graph import Graph
 from codesift.indexer.graph.queries import edge_span
-from codesift.indexer.model import Span, Symbol
+from codesift.indexer.model import IndexReport, Span, Symbol
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.store import Store
-from codesift.indexer.sync import Progress, index_workspace, open_store
+from codesift.indexer.sync import Progress, open_store
 from codesift.indexer.workspace import IgnoreMatcher
+
+from .child import release_memory, run_full_index
 
 log = logging.getLogger(__name__)
 
@@ -333,30 +335,30 @@ class Writer:
         p = self._project
         p.activity = "indexing: text"
         message = "cancelled"
-        try:
-            report = index_workspace(
-                p.root,
-                p.settings,
-                embedder=p.embedder(),
-                progress=run.on_progress,
-                embed=False,
-                cancel=run.cancel,
-                project=p.name,
-            )
+
+        def text_done(report: IndexReport) -> None:
+            nonlocal message
             p.forget_store()
             p.text_ready.set()
             message = f"{report.files_seen} files, {report.files_changed} changed"
-            if not run.cancel.is_set():
-                p.activity = "indexing: vectors"
-                embed_vectors(
-                    p.root,
-                    p.settings,
-                    embedder=p.embedder(),
-                    progress=run.on_progress,
-                    cancel=_any(run.cancel, self._interrupt),
-                    step_chunks=EMBED_STEP_CHUNKS,
-                )
-                self._vectors_due = self._interrupt.is_set() and not run.cancel.is_set()
+            p.activity = "indexing: vectors"
+
+        try:
+            # In a child process: what parsing and embedding leave behind in memory
+            # goes with it (see server/child.py).
+            result = run_full_index(
+                p.root,
+                p.settings,
+                p.name,
+                cancel=run.cancel,
+                pause_vectors=self._interrupt,
+                on_progress=run.on_progress,
+                on_text_done=text_done,
+                step_chunks=EMBED_STEP_CHUNKS,
+            )
+            p.forget_store()
+            if result.report is not None and not run.cancel.is_set():
+                self._vectors_due = self._interrupt.is_set()
                 if self._vectors_due:
                     message += "; vectors continue after the saved files"
             # A user's cancel pauses vectors until the next full run; grep, BM25 and symbols stay fresh.
@@ -368,6 +370,7 @@ class Writer:
             raise
         finally:
             p.text_ready.set()
+            release_memory()
             run.on_done(message)
 
     def _paths(self, paths: list[str]) -> None:
@@ -402,20 +405,7 @@ class Writer:
             )
         except IndexMissingError:
             return
+        finally:
+            release_memory()
         if self._interrupt.is_set():
             self._vectors_due = True
-
-
-class _AnyEvent(threading.Event):
-    """Set when any of its events is set (checked by the engine between batches)."""
-
-    def __init__(self, *events: threading.Event) -> None:
-        super().__init__()
-        self._events = events
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self._events)
-
-
-def _any(*events: threading.Event) -> threading.Event:
-    return _AnyEvent(*events)
