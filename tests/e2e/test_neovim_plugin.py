@@ -58,8 +58,9 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     ws = str(workspace)
     messages = [m["msg"] for m in out["messages"]]
 
-    # A command before setup{} says why nothing happens.
+    # A command before setup{}, or before a workspace buffer is open, says why nothing happens.
     assert "setup{}" in str(out["before_setup"])
+    assert "no codesift client is attached" in str(out["before_attach"]), out["before_attach"]
     # The camelCase settings were accepted (a bad shape would show "using the default settings").
     assert not [m for m in messages if "default settings" in m], messages
 
@@ -68,6 +69,7 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     assert lines[0] == "codesift 0%"
     assert any(line.endswith("%") and line not in ("codesift 0%",) for line in lines), lines
     assert out["ready_line"] == "codesift ready"
+    assert out["ready"]["state"] == "ready" and out["ready"]["message"].startswith("ws: "), out["ready"]
 
     # :CodesiftSearch! → quickfix: parse_config's definition first, with the sources that found it.
     first = out["search_qf"][0]

@@ -58,6 +58,11 @@ require('codesift').setup({
   cmd = cmd,
   settings = { search = { semanticWeight = 0.9 } },
 })
+-- After setup, before any buffer of the workspace is open: still no client, and it says so.
+n = #out.messages
+vim.cmd('CodesiftGrep anything')
+out.before_attach = messages_since(n, 'codesift:')
+
 vim.api.nvim_create_autocmd('LspProgress', {
   callback = function(ev)
     local value = ev.data.params.value
@@ -82,6 +87,7 @@ end, 50) then
   return finish(3)
 end
 out.ready_line = require('codesift').statusline()
+out.ready = require('codesift').progress()
 
 local function qf_title(prefix)
   local t = vim.fn.getqflist({ title = 1 }).title

@@ -32,7 +32,8 @@ local defaults = {
 
 M.config = nil ---@type table|nil  the merged options once setup() ran
 
--- Index progress per client: { [client_id] = { tokens = { [token] = {percentage=, message=} }, ended = bool } }
+-- Index progress per client:
+-- { [client_id] = { tokens = { [token] = { percentage =, message = } }, ended = bool, last_message = string } }
 local progress = {}
 
 local function notify(msg, level)
@@ -106,15 +107,6 @@ function M.setup(opts)
 
   local group = vim.api.nvim_create_augroup('codesift', { clear = true })
   vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
-  vim.api.nvim_create_autocmd('LspDetach', {
-    group = group,
-    callback = function(ev)
-      local client = vim.lsp.get_client_by_id(ev.data.client_id)
-      if client and client.name == NAME and vim.tbl_isempty(vim.lsp.get_buffers_by_client_id(client.id)) then
-        progress[client.id] = nil
-      end
-    end,
-  })
 end
 
 --- The codesift client for the current buffer, else any running codesift client.
@@ -277,6 +269,7 @@ function M.show_status()
 end
 
 --- Index state for custom statuslines.
+--- (message: the running report, or once ready the last run's end message, e.g. "ws: indexed 5 files").
 ---@return { state: 'off'|'starting'|'indexing'|'idle'|'ready', percentage: integer|nil, message: string|nil }
 function M.progress()
   local clients = vim.lsp.get_clients({ name = NAME })
@@ -284,13 +277,17 @@ function M.progress()
     return { state = 'off' }
   end
   local pct, message, indexing, ended, starting = nil, nil, false, false, false
+  local last ---@type string|nil
+  local running = {}
   for _, client in ipairs(clients) do
+    running[client.id] = true
     if not client.initialized then
       starting = true
     end
     local st = progress[client.id]
     if st then
       ended = ended or st.ended
+      last = last or st.last_message
       for _, t in pairs(st.tokens) do
         indexing = true
         message = message or t.message
@@ -300,12 +297,17 @@ function M.progress()
       end
     end
   end
+  for id in pairs(progress) do
+    if not running[id] then
+      progress[id] = nil -- a stopped client's progress
+    end
+  end
   if indexing then
     return { state = 'indexing', percentage = pct, message = message }
   elseif starting then
     return { state = 'starting' }
   end
-  return { state = ended and 'ready' or 'idle' }
+  return { state = ended and 'ready' or 'idle', message = last }
 end
 
 --- A statusline component: "codesift 40%" while indexing, "codesift ready" after,
