@@ -102,6 +102,7 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     assert re.search(r"ws: idle — 5 files indexed, .* vectors (\d+)/\1$", str(out["status"])), out["status"]
     assert out["reindex"] == "codesift: re-indexing ws"
     assert out["reindex_line"] == "codesift ready"
+    assert out["reindex_file"] == "codesift: re-indexing 1 file(s) in ws"
 
     # :checkhealth codesift: every check OK, none warning or failing.
     health = "\n".join(out["health"])

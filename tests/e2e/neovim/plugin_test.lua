@@ -157,6 +157,12 @@ step('reindex_done', vim.wait(180000, function()
 end, 50))
 out.reindex_line = require('codesift').statusline()
 
+-- Reindex one file, named relative to the current directory (the workspace).
+n = #out.messages
+vim.cmd('CodesiftReindex app/upload.py')
+step('reindex_file', vim.wait(60000, function() return messages_since(n, 're-indexing') ~= nil end, 50))
+out.reindex_file = messages_since(n, 're-indexing')
+
 -- :checkhealth codesift into a buffer we can read.
 vim.cmd('checkhealth codesift')
 out.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
