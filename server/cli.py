@@ -85,6 +85,7 @@ def engine_errors() -> Iterator[None]:
 
 
 @click.group()
+@click.version_option(package_name="codesift", prog_name="codesift", message="%(prog)s %(version)s")
 @click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
 def main(verbose: int) -> None:
     """codesift: hybrid code search — grep, BM25, vectors, symbols — over a local index."""

