@@ -151,7 +151,9 @@ def _child_main(
             root,
             settings,
             embedder=embedder,
-            progress=lambda p: events.put(("progress", p)),
+            # Its closing ticks (optimize, done = 100 %) would make the bar jump back
+            # to 50 % when vectors start: the run's end is the vectors phase's.
+            progress=lambda p: None if p.phase in ("optimize", "done") else events.put(("progress", p)),
             embed=False,
             cancel=cast(threading.Event, stop_all),
             project=project,
