@@ -62,8 +62,14 @@ def linux(table: Table, embedder: Embedder, work: Path, vectors: bool) -> None:
 
 
 def grep_vs_rg(table: Table, tier: str, tree: Path, patterns: list[str]) -> None:
-    """codesift grep (passages ±10 lines) against ``rg -n``, same pattern, same whole tree."""
-    settings = load_settings(tree)
+    """codesift grep (passages ±10 lines) against ``rg -n``, same pattern, same whole tree.
+
+    Debian's linux-source tree carries a .gitignore that ignores ``/*`` but
+    ``debian/`` (for its packaging repository). codesift applies .gitignore files
+    outside git repositories too, plain rg does not: so this comparison turns
+    ``index.respect_gitignore`` off, and both search the same files.
+    """
+    settings = load_settings(tree, {"index": {"respect_gitignore": False}})
     ours: list[float] = []
     theirs: list[float] = []
     peers.rg_ms(tree, patterns[0])  # the page cache warm for both

@@ -31,6 +31,7 @@ class FileHits:
 
     lines: dict[int, str] = field(default_factory=dict)
     matches: dict[int, list[CharSpan]] = field(default_factory=dict)
+    offsets: dict[int, int] = field(default_factory=dict)  # match line → its byte offset in the file
 
 
 class TextMatcher:

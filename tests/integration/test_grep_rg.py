@@ -282,3 +282,45 @@ def test_grep_non_utf8_file_lines_decode_with_character_offsets(tmp_path: Path) 
     [p] = run(tmp_path, "needle").passages
     assert highlighted(p) == ["needle"]
     assert p.text.startswith("caf\ufffd")
+
+
+def test_grep_context_lines_equal_ripgreps_own_context(tmp_path: Path) -> None:
+    """Context is read from the file by byte offset, not asked of ripgrep: CRLF, empty
+    lines, invalid UTF-8, no final newline and matches at both ends must come out as
+    ``rg --context`` prints them."""
+    import json
+
+    bodies = {
+        "crlf.py": b"".join(b"line %d\r\n" % i for i in range(1, 40)).replace(b"line 20", b"needle 20"),
+        "edges.py": b"needle first\n" + b"\n" * 5 + b"mid\xff\xfe bytes\n" * 30 + b"needle last",
+        "final_nl.py": b"a\nb\nneedle\nc\n\n",
+    }
+    for name, body in bodies.items():
+        (tmp_path / name).write_bytes(body)
+    ours: dict[tuple[str, int], str] = {}
+    for p in run(tmp_path, "needle").passages:
+        for i, text in enumerate(p.text.split("\n")):
+            ours[(p.path, p.start_line + i)] = text
+    rg = subprocess.run(
+        [grep_module.find_rg(), "--json", "--context", "10", "--fixed-strings", "needle", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    theirs: dict[tuple[str, int], str] = {}
+    for raw in rg.stdout.splitlines():
+        msg = json.loads(raw)
+        if msg["type"] in ("match", "context"):
+            data = msg["data"]
+            lines = data["lines"]
+            text = lines["text"] if "text" in lines else base64_text(lines["bytes"])
+            theirs[(data["path"]["text"].removeprefix("./"), data["line_number"])] = text.removesuffix(
+                "\n"
+            ).removesuffix("\r")
+    assert ours == theirs
+
+
+def base64_text(encoded: str) -> str:
+    import base64
+
+    return base64.b64decode(encoded).decode("utf-8", "replace")
