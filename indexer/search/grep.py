@@ -14,6 +14,7 @@ and then under the call's deadline.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import logging
 import os
@@ -186,21 +187,25 @@ def build_passages(
         end = last + context
         while end > last and end not in lines:
             end -= 1
-        texts: list[str] = []
+        # Most lines are plain context: taken as they are, in one pass; only match
+        # lines and over-long lines get the per-line work.
+        texts = [lines.get(n, "") for n in range(start, end + 1)]
+        for i, text in enumerate(texts):
+            if len(text) > LONG_LINE_CHARS and (start + i) not in matches:
+                texts[i] = elide_long_line(text, ())[0]
+        spans_at: dict[int, list[CharSpan]] = {}
+        for number in group:
+            i = number - start
+            size = len(texts[i])
+            spans = [(max(0, a), min(size, b)) for a, b in matches[number] if a < b and a < size]
+            if size > LONG_LINE_CHARS:
+                texts[i], spans = elide_long_line(texts[i], spans)
+            spans_at[i] = spans
         highlights: list[CharSpan] = []
-        offset = 0
-        for number in range(start, end + 1):
-            shown = lines.get(number, "")
-            spans = matches.get(number)
-            if spans:
-                size = len(shown)
-                spans = [(max(0, s), min(size, e)) for s, e in spans if s < e and s < size]
-            if len(shown) > LONG_LINE_CHARS:
-                shown, spans = elide_long_line(shown, spans or ())
-            if spans:
-                highlights.extend((offset + s, offset + e) for s, e in spans)
-            texts.append(shown)
-            offset += len(shown) + 1
+        if any(spans_at.values()):
+            offsets = [0, *itertools.accumulate(len(t) + 1 for t in texts)]
+            for i in sorted(spans_at):
+                highlights.extend((offsets[i] + a, offsets[i] + b) for a, b in spans_at[i])
         passages.append(
             Passage(
                 path=path,
