@@ -186,6 +186,8 @@ def embed_vectors(
         )
         if not (cancel and cancel.is_set()):
             store.ensure_vector_index(settings.index.vector_index_rows)
+        if done and store.needs_optimize():
+            store.optimize()  # vectors rewrote rows: fold them back into the FTS index
         return done
 
 
