@@ -110,6 +110,7 @@ class Store:
         self._tables: dict[str, lancedb.table.Table] = {}
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._meta: tuple[int, IndexMeta | None] | None = None
+        self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
 
     # ----- opening -------------------------------------------------------------
 
@@ -188,6 +189,22 @@ class Store:
             raise StoreError(f"cannot create the index at {self.uri}: {exc}") from exc
 
     # ----- reading -------------------------------------------------------------
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of every indexed file, remembered until the files table's next commit."""
+        tbl = self._table(FILES)
+        version = tbl.version
+        if self._file_stats is None or self._file_stats[0] != version:
+            cols = tbl.search().select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
+            stats = dict(
+                zip(
+                    cols.column("path").to_pylist(),
+                    zip(cols.column("size").to_pylist(), cols.column("mtime_ns").to_pylist(), strict=True),
+                    strict=True,
+                )
+            )
+            self._file_stats = (version, {p: (int(a or 0), int(b or 0)) for p, (a, b) in stats.items()})
+        return self._file_stats[1]
 
     def file_records(self) -> dict[str, FileRecord]:
         tbl = self._table(FILES).to_arrow()

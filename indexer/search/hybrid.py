@@ -314,14 +314,8 @@ def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
     """Paths whose file on disk differs (size or mtime) from what was indexed."""
     if not paths:
         return set()
+    known = store.file_stats()
     stale: set[str] = set()
-    known: dict[str, tuple[int, int]] = {}
-    for flt in in_filters("path", sorted(paths)):
-        rows = (
-            store.table(FILES).search().where(flt).select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
-        )
-        for r in rows.to_pylist():
-            known[r["path"]] = (int(r["size"]), int(r["mtime_ns"]))
     for p in paths:
         try:
             st = os.stat(root / p)
