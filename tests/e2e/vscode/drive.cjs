@@ -1,0 +1,126 @@
+// Drives code-server in headless Debian chromium with playwright-core, the way a user would:
+// open the folder, F1 → "codesift: Search", type a query, pick a row, then Quick Open `#name`.
+// It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
+//
+// env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
+//      QUERY, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+
+const OUT = process.env.OUT;
+const TIMEOUT = Number(process.env.TIMEOUT_MS || 240000);
+const result = { steps: [], timings: {} };
+const t0 = Date.now();
+const since = () => (Date.now() - t0) / 1000;
+const step = (name, extra = {}) => result.steps.push({ name, at: since(), ...extra });
+
+async function statusText(page) {
+  return page
+    .locator('.statusbar-item', { hasText: 'codesift:' })
+    .first()
+    .innerText({ timeout: 1000 })
+    .catch(() => '');
+}
+
+async function rows(page) {
+  return page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage', '--disable-default-apps', '--metrics-recording-only',
+    ],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(TIMEOUT);
+  try {
+    const opened = Date.now();
+    await page.goto(process.env.URL);
+    await page.locator('.monaco-workbench').waitFor();
+    step('workbench');
+
+    // The extension activates on startup and shows its status-bar item; wait for the index.
+    await page.locator('.statusbar-item', { hasText: 'codesift:' }).first().waitFor();
+    step('status item', { text: await statusText(page) });
+    const seen = new Set();
+    for (;;) {
+      const text = await statusText(page);
+      if (text && !seen.has(text)) {
+        seen.add(text);
+        step('status', { text });
+      }
+      if (/codesift: (ready|vectors pending)/.test(text)) break;
+      if (/codesift: error/.test(text) || Date.now() - opened > TIMEOUT) throw new Error(`status stuck at "${text}"`);
+      await page.waitForTimeout(250);
+    }
+    result.timings.folderOpenToReady = (Date.now() - opened) / 1000;
+
+    // F1 → codesift: Search → type the query.
+    await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 } }).catch(() => undefined);
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor();
+    await input.fill('>codesift: Search');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'codesift: Search' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'codesift: Search' }).waitFor();
+    step('search opened');
+    await input.pressSequentially(process.env.QUERY, { delay: 30 });
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first();
+    await row.waitFor();
+    result.timings.folderOpenToFirstResult = (Date.now() - opened) / 1000;
+    step('results');
+    await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
+    result.searchRows = await rows(page);
+    await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+
+    await row.click();
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    const tab = page.locator('.tabs-container .tab.active');
+    await tab.waitFor();
+    await page.waitForTimeout(500);
+    result.activeTab = {
+      label: await tab.getAttribute('aria-label'),
+      // The breadcrumbs above the editor: the opened file's folders and name.
+      breadcrumbs: await page.locator('.breadcrumbs-control .monaco-breadcrumb-item').allInnerTexts(),
+    };
+    result.cursor = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+    await page.screenshot({ path: path.join(OUT, 'vscode-opened.png') });
+    step('opened', { tab: result.activeTab, cursor: result.cursor });
+
+    // Quick Open with `#`: Go to Symbol in Workspace, answered by the server's workspace/symbol.
+    await page.keyboard.press('Control+P');
+    await input.waitFor();
+    await input.fill(`#${process.env.SYMBOL}`);
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: process.env.SYMBOL })
+      .first()
+      .waitFor()
+      .catch(() => undefined);
+    await page.waitForTimeout(500);
+    result.symbolRows = await rows(page);
+    await page.screenshot({ path: path.join(OUT, 'vscode-symbols.png') });
+    step('symbols');
+    await page.keyboard.press('Escape');
+  } catch (err) {
+    result.error = String(err && err.stack ? err.stack : err);
+    await page.screenshot({ path: path.join(OUT, 'vscode-failure.png') }).catch(() => undefined);
+    result.statusAtFailure = await statusText(page);
+  } finally {
+    await browser.close();
+  }
+  fs.writeFileSync(path.join(OUT, 'result.json'), JSON.stringify(result, null, 2));
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+main().catch((err) => {
+  process.stdout.write(JSON.stringify({ error: String(err) }) + '\n');
+  process.exit(1);
+});
