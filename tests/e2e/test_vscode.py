@@ -155,6 +155,8 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
         "CHROMIUM": chromium,
         "URL": url,
         "OUT": str(out),
+        "QUESTION": "how do we check a user's password",
+        "QUESTION_TOP": "app/auth.py",
         "QUERY": "retry failed uploads with backoff",
         "PICK": "app/upload.py",
         "SYMBOL": "validateCredentials",
@@ -166,7 +168,10 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     print(f"artefacts: {out}\ntimings: {json.dumps(result.get('timings'))}")
     assert "error" not in result, json.dumps(result, indent=2) + f"\nartefacts: {out}"
 
-    # The QuickPick rows: path:line, which sources matched, a snippet.
+    # The QuickPick rows: path:line, symbol, which sources matched, score, a snippet.
+    question = result["questionRows"]
+    assert question[0].startswith("app/auth.py:") and "AuthService" in question[0], question
+    assert len(question) >= 2 and all(" · " in r for r in question), question
     top = result["searchRows"][0]
     assert top.startswith("app/upload.py:4"), result["searchRows"]
     assert "retry_upload" in top and "semantic" in top and "def retry_upload" in top
@@ -182,4 +187,5 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     shot = out / "vscode-search.png"
     assert shot.stat().st_size > 10_000
     if os.environ.get("CODESIFT_UPDATE_SCREENSHOT") == "1":
+        (REPO / "docs" / "images").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, REPO / "docs" / "images" / "vscode-search.png")

@@ -3,7 +3,7 @@
 // It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
 //
 // env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
-//      QUERY, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
+//      QUESTION + QUESTION_TOP (a row it must list), QUERY, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -72,14 +72,23 @@ async function main() {
     await page.keyboard.press('Enter');
     await page.locator('.quick-input-widget .quick-input-title', { hasText: 'codesift: Search' }).waitFor();
     step('search opened');
+    // A question first (the screenshot), then, in the same QuickPick, the query whose row we pick:
+    // the rows must follow the text as it changes.
+    await input.pressSequentially(process.env.QUESTION, { delay: 30 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+    result.timings.folderOpenToFirstResult = (Date.now() - opened) / 1000;
+    step('question results');
+    await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
+    result.questionRows = await rows(page);
+    await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+
+    await input.fill('');
     await input.pressSequentially(process.env.QUERY, { delay: 30 });
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first();
     await row.waitFor();
-    result.timings.folderOpenToFirstResult = (Date.now() - opened) / 1000;
     step('results');
-    await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
+    await page.waitForTimeout(500);
     result.searchRows = await rows(page);
-    await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
 
     await row.click();
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
