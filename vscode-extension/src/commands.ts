@@ -55,7 +55,30 @@ interface ResearchAnswer {
   notes: string[];
 }
 
+/** Read-only markdown pages (status, research answers) under the `codesift:` scheme: no save prompts. */
+export class Pages implements vscode.TextDocumentContentProvider {
+  static readonly scheme = 'codesift';
+  private readonly pages = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.pages.get(uri.toString()) ?? '';
+  }
+
+  async show(name: string, markdown: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: Pages.scheme, path: `/${name.replace(/[\\/]/g, '_')}.md` });
+    this.pages.set(uri.toString(), markdown);
+    this.changed.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+}
+
 export class Commands {
+  readonly pages = new Pages();
+
   constructor(private readonly client: () => LanguageClient | undefined) {}
 
   private async run<T>(command: string, args: object, token?: vscode.CancellationToken): Promise<T> {
@@ -138,11 +161,7 @@ export class Commands {
     );
     if (!answer) return;
     const notes = answer.notes.map((n) => `> ${n}`).join('\n');
-    const doc = await vscode.workspace.openTextDocument({
-      language: 'markdown',
-      content: `# ${question}\n\n${notes}${notes ? '\n\n' : ''}${answer.markdown || '_Nothing found._'}\n`,
-    });
-    await vscode.window.showTextDocument(doc, { preview: false });
+    await this.pages.show(`research: ${question}`, `${notes}${notes ? '\n\n' : ''}${answer.markdown || `# ${question}\n\n_Nothing found._`}\n`);
   }
 
   async callers(): Promise<void> {
@@ -217,8 +236,7 @@ export class Commands {
         if (rows.length) parts.push(`### ${title}\n\n${rows.map((r) => `- \`${r.path}\`: ${r.reason}`).join('\n')}\n`);
       }
     }
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: parts.join('\n') });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    await this.pages.show('status', parts.join('\n'));
   }
 
   private async withProgress<T>(title: string, work: () => Promise<T>): Promise<T | undefined> {

@@ -9,7 +9,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { Commands } from './commands';
+import { Commands, Pages } from './commands';
 import { findServerCommand, INSTALL_HELP, ServerCommand } from './serverCommand';
 import { explicitOptions, serverSettingKeys } from './settings';
 import { StatusItem } from './status';
@@ -44,6 +44,7 @@ class Extension implements vscode.Disposable {
     ];
     for (const [id, fn] of commands) this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     this.context.subscriptions.push(
+      vscode.workspace.registerTextDocumentContentProvider(Pages.scheme, c.pages),
       vscode.workspace.onDidChangeConfiguration((e) => void this.configurationChanged(e)),
       this,
     );
@@ -53,7 +54,7 @@ class Extension implements vscode.Disposable {
     this.status.setHealth({ kind: 'starting' });
     this.server = await findServerCommand();
     if (!this.server) {
-      this.status.setHealth({ kind: 'error', message: 'codesift is not installed (or not found)' });
+      this.status.setHealth({ kind: 'missing' });
       this.output.error('no codesift server found: set codesift.server.command or install codesift');
       void this.notFound();
       return;
@@ -125,8 +126,7 @@ class Extension implements vscode.Disposable {
     } else if (choice === 'Show Logs') {
       this.output.show();
     } else if (choice === 'How to Install') {
-      const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: INSTALL_HELP });
-      await vscode.commands.executeCommand('markdown.showPreview', doc.uri).then(undefined, () => vscode.window.showTextDocument(doc));
+      await this.commands.pages.show('install codesift', INSTALL_HELP);
     }
   }
 

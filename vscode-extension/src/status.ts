@@ -19,7 +19,7 @@ export interface ProjectStatus {
   failed: { path: string; reason: string }[];
 }
 
-export type Health = { kind: 'starting' } | { kind: 'error'; message: string } | { kind: 'status'; projects: ProjectStatus[] };
+export type Health = { kind: 'starting' } | { kind: 'missing' } | { kind: 'error'; message: string } | { kind: 'status'; projects: ProjectStatus[] };
 
 type Progress = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 
@@ -75,6 +75,10 @@ export class StatusItem implements vscode.Disposable {
     if (h.kind === 'starting') {
       this.item.text = '$(loading~spin) codesift: starting';
       this.item.tooltip = 'Starting the codesift language server';
+    } else if (h.kind === 'missing') {
+      this.item.text = '$(warning) codesift: not installed';
+      this.item.tooltip = 'The codesift language server was not found: click for how to install it';
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     } else if (h.kind === 'error') {
       this.item.text = '$(error) codesift: error';
       this.item.tooltip = h.message;
