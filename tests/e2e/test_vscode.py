@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -159,6 +160,7 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
         "QUESTION_TOP": "app/auth.py",
         "QUERY": "retry failed uploads with backoff",
         "PICK": "app/upload.py",
+        "GREP": "validateCredentials(",
         "SYMBOL": "validateCredentials",
         "TIMEOUT_MS": "240000",
     }
@@ -167,6 +169,11 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     result = json.loads(run.stdout.strip().splitlines()[-1])
     print(f"artefacts: {out}\ntimings: {json.dumps(result.get('timings'))}")
     assert "error" not in result, json.dumps(result, indent=2) + f"\nartefacts: {out}"
+
+    # The status bar followed the server's $/progress, then its health.
+    shown = [s["text"].strip() for s in result["steps"] if s["name"] == "status"]
+    assert any(re.fullmatch(r"codesift: indexing \d+%", t) for t in shown), shown
+    assert shown[-1] == "codesift: ready", shown
 
     # The QuickPick rows: path:line, symbol, which sources matched, score, a snippet.
     question = result["questionRows"]
@@ -180,6 +187,9 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     tab = result["activeTab"]
     assert tab["label"] == "upload.py" and [b.strip() for b in tab["breadcrumbs"][:2]] == ["app", "upload.py"], tab
     assert result["cursor"].startswith("Ln 4,"), result["cursor"]
+
+    # codesift: Grep lists both literal matches in app/auth.py (the definition and the call).
+    assert [r.split("\n")[0] for r in result["grepRows"]] == ["app/auth.py:12", "app/auth.py:18"], result["grepRows"]
 
     # Quick Open `#validateCredentials` lists codesift's symbol from app/auth.py.
     assert any("validateCredentials" in r and "auth.py" in r for r in result["symbolRows"]), result["symbolRows"]

@@ -43,6 +43,7 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
   let running: vscode.CancellationTokenSource | undefined;
   let generation = 0;
   let accepted = false;
+  let previewed = false;
 
   const run = (text: string): void => {
     running?.cancel();
@@ -76,7 +77,10 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
   });
   pick.onDidChangeActive((active) => {
     const item = active[0];
-    if (item && 'target' in item) void reveal(item.target, true);
+    if (item && 'target' in item) {
+      previewed = true;
+      void reveal(item.target, true);
+    }
   });
   pick.onDidAccept(() => {
     const item = pick.selectedItems[0] ?? pick.activeItems[0];
@@ -89,8 +93,14 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
     clearTimeout(timer);
     running?.cancel();
     pick.dispose();
-    if (!accepted && before) {
-      void vscode.window.showTextDocument(before.document, { selection: before.selection, viewColumn: before.viewColumn });
+    // Dismissed after previewing: back to where the user was, without taking the focus
+    // (another quick input may already be open).
+    if (!accepted && previewed && before) {
+      void vscode.window.showTextDocument(before.document, {
+        selection: before.selection,
+        viewColumn: before.viewColumn,
+        preserveFocus: true,
+      });
     }
   });
   pick.show();

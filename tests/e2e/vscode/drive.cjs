@@ -3,7 +3,7 @@
 // It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
 //
 // env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
-//      QUESTION + QUESTION_TOP (a row it must list), QUERY, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
+//      QUESTION + QUESTION_TOP (a row it must list), QUERY, GREP, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -24,6 +24,30 @@ async function statusText(page) {
     .catch(() => '');
 }
 
+/** Press a key that opens the quick input (F1, Control+P); again if focus swallowed it. */
+async function openQuickInput(page, key) {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  for (let attempt = 0; ; attempt++) {
+    await page.keyboard.press(key);
+    try {
+      await input.waitFor({ timeout: 5000 });
+      return input;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+      await page.locator('.part.editor').click({ position: { x: 300, y: 300 } }).catch(() => undefined);
+    }
+  }
+}
+
+async function palette(page, command) {
+  const input = await openQuickInput(page, 'F1');
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: command }).waitFor();
+  return input;
+}
+
 async function rows(page) {
   return page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
 }
@@ -39,7 +63,7 @@ async function main() {
     ],
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(TIMEOUT);
+  page.setDefaultTimeout(60000); // one UI step; the index gets TIMEOUT
   try {
     const opened = Date.now();
     await page.goto(process.env.URL);
@@ -56,21 +80,15 @@ async function main() {
         seen.add(text);
         step('status', { text });
       }
-      if (/codesift: (ready|vectors pending)/.test(text)) break;
+      // Ready = text index and vectors complete (vectors may finish after the progress ends).
+      if (/codesift: ready/.test(text)) break;
       if (/codesift: error/.test(text) || Date.now() - opened > TIMEOUT) throw new Error(`status stuck at "${text}"`);
       await page.waitForTimeout(250);
     }
     result.timings.folderOpenToReady = (Date.now() - opened) / 1000;
 
     // F1 → codesift: Search → type the query.
-    await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 } }).catch(() => undefined);
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget .quick-input-box input');
-    await input.waitFor();
-    await input.fill('>codesift: Search');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'codesift: Search' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'codesift: Search' }).waitFor();
+    const input = await palette(page, 'codesift: Search');
     step('search opened');
     // A question first (the screenshot), then, in the same QuickPick, the query whose row we pick:
     // the rows must follow the text as it changes.
@@ -104,9 +122,19 @@ async function main() {
     await page.screenshot({ path: path.join(OUT, 'vscode-opened.png') });
     step('opened', { tab: result.activeTab, cursor: result.cursor });
 
+    // codesift: Grep, live: literal matches with their lines.
+    await palette(page, 'codesift: Grep');
+    await input.pressSequentially(process.env.GREP, { delay: 30 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.GREP }).first().waitFor();
+    await page.waitForTimeout(300);
+    result.grepRows = await rows(page);
+    step('grep');
+    await page.keyboard.press('Escape');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await page.waitForTimeout(500); // the dismissed QuickPick puts the previous editor back
+
     // Quick Open with `#`: Go to Symbol in Workspace, answered by the server's workspace/symbol.
-    await page.keyboard.press('Control+P');
-    await input.waitFor();
+    await openQuickInput(page, 'Control+P');
     await input.fill(`#${process.env.SYMBOL}`);
     await page
       .locator('.quick-input-list .monaco-list-row', { hasText: process.env.SYMBOL })
