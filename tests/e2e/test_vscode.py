@@ -185,14 +185,17 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
 
     # Picking it opened app/upload.py at line 4, where `def retry_upload` starts.
     tab = result["activeTab"]
-    assert tab["label"] == "upload.py" and [b.strip() for b in tab["breadcrumbs"][:2]] == ["app", "upload.py"], tab
+    crumbs = [b.strip() for b in tab["breadcrumbs"][:2]]
+    assert tab["label"] == "upload.py" and crumbs == ["app", "upload.py"], tab
     assert result["cursor"].startswith("Ln 4,"), result["cursor"]
 
     # codesift: Grep lists both literal matches in app/auth.py (the definition and the call).
-    assert [r.split("\n")[0] for r in result["grepRows"]] == ["app/auth.py:12", "app/auth.py:18"], result["grepRows"]
+    grep_rows = result["grepRows"]
+    assert [r.split("\n")[0] for r in grep_rows] == ["app/auth.py:12", "app/auth.py:18"], grep_rows
 
     # Quick Open `#validateCredentials` lists codesift's symbol from app/auth.py.
-    assert any("validateCredentials" in r and "auth.py" in r for r in result["symbolRows"]), result["symbolRows"]
+    symbols = result["symbolRows"]
+    assert any("validateCredentials" in r and "auth.py" in r for r in symbols), symbols
 
     shot = out / "vscode-search.png"
     assert shot.stat().st_size > 10_000
