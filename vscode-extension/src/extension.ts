@@ -78,6 +78,9 @@ class Extension implements vscode.Disposable {
           next(token, params);
         },
         workspace: {
+          // The index's own writes (and git's) are not source changes: reporting them would have
+          // the server re-check them after every write it makes, again and again.
+          didChangeWatchedFile: (event, next) => (isOwnWrite(event.uri) ? Promise.resolve() : next(event)),
           // The server pulls its `codesift` section per folder: answer with what the user set.
           configuration: (params, token, next) => {
             if (!params.items.some((i) => i.section === 'codesift')) return next(params, token);
@@ -184,6 +187,16 @@ class Extension implements vscode.Disposable {
     this.status.dispose();
     this.output.dispose();
   }
+}
+
+/** True for a file inside a workspace folder's index dir or .git. */
+function isOwnWrite(uri: string): boolean {
+  const parsed = vscode.Uri.parse(uri);
+  const folder = vscode.workspace.getWorkspaceFolder(parsed);
+  if (!folder) return false;
+  const indexDir = vscode.workspace.getConfiguration('codesift', folder).get<string>('index.indexDir') || '.codesift';
+  const rel = parsed.path.slice(folder.uri.path.length).replace(/^\/+/, '');
+  return [indexDir.replace(/^\.\/|\/+$/g, ''), '.git'].some((dir) => rel === dir || rel.startsWith(`${dir}/`));
 }
 
 let extension: Extension | undefined;
