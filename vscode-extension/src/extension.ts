@@ -165,9 +165,9 @@ class Extension implements vscode.Disposable {
     }
     if (!this.keys.some((k) => e.affectsConfiguration(`codesift.${k}`))) return;
     // The server re-reads each folder's settings (pulling them when it can) on this notification.
-    await this.client?.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { codesift: explicitOptions(this.keys) },
-    });
+    const options = explicitOptions(this.keys);
+    this.output.info(`settings changed: ${JSON.stringify(options)}`);
+    await this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { codesift: options } });
   }
 
   async restart(): Promise<void> {
