@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.codesift-setup
 
-.PHONY: setup demo test test-fast lint bench bench-quick clean model
+.PHONY: setup demo test test-fast lint bench bench-quick clean model vsix
 
 setup: $(STAMP)
 
@@ -50,6 +50,10 @@ bench: setup
 
 bench-quick: setup
 	$(BIN)/python -m bench --quick
+
+# The VS Code extension: vscode-extension/codesift-<version>.vsix (npm ci: the lock file's versions).
+vsix:
+	cd vscode-extension && npm ci --no-audit --no-fund && npm run package
 
 clean:
 	rm -rf $(VENV) .codesift build *.egg-info

@@ -185,6 +185,14 @@ class Project:
                 continue
         return None
 
+    def wants_change(self, rel: str) -> bool:
+        """Whether a file event at ``rel`` can change the index: not the index's own files,
+        not .git, not a path the walk leaves out (a .gitignore always counts)."""
+        first = rel.split("/", 1)[0]
+        if first in (".git", self.settings.index.index_dir.strip("/")):
+            return False
+        return rel.endswith(".gitignore") or not self.matcher().ignored(rel)
+
     def busy_note(self) -> str | None:
         """Says results may be incomplete while the index is being built."""
         if self.activity.startswith("indexing"):

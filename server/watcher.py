@@ -31,12 +31,6 @@ class FolderWatcher:
         """Stop watching (within a watch step, ~50 ms)."""
         self._stop.set()
 
-    def _wanted(self, rel: str) -> bool:
-        first = rel.split("/", 1)[0]
-        if first in (".git", self._project.settings.index.index_dir.strip("/")):
-            return False
-        return rel.endswith(".gitignore") or not self._project.matcher().ignored(rel)
-
     def _run(self) -> None:
         root = self._project.root
         try:
@@ -44,7 +38,7 @@ class FolderWatcher:
                 root, watch_filter=None, debounce=100, stop_event=self._stop, raise_interrupt=False
             ):
                 rels = [self._project.relative(Path(p)) for _, p in changes]
-                wanted = [r for r in rels if r is not None and self._wanted(r)]
+                wanted = [r for r in rels if r is not None and self._project.wants_change(r)]
                 if wanted:
                     self._project.writer.changed(wanted)
         except Exception as exc:  # a watcher failing must not take the server down

@@ -33,7 +33,9 @@ def _drop_overlay(ls: CodesiftServer, uri: str) -> tuple[str, str] | None:
 def _changed(ls: CodesiftServer, uris: list[str]) -> None:
     for uri in uris:
         found = ls.project_of(uri)
-        if found is not None:
+        # The index's own writes come back as events from clients watching "**/*": drop them,
+        # or every write would trigger a re-check (and interrupt the vectors) forever.
+        if found is not None and found[0].wants_change(found[1]):
             project, rel = found
             project.writer.changed([rel])
 

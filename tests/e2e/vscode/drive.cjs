@@ -1,0 +1,163 @@
+// Drives code-server in headless Debian chromium with playwright-core, the way a user would:
+// open the folder, F1 → "codesift: Search", type a query, pick a row, then Quick Open `#name`.
+// It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
+//
+// env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
+//      QUESTION + QUESTION_TOP (a row it must list), QUERY, GREP, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+
+const OUT = process.env.OUT;
+const TIMEOUT = Number(process.env.TIMEOUT_MS || 240000);
+const result = { steps: [], timings: {} };
+const t0 = Date.now();
+const since = () => (Date.now() - t0) / 1000;
+const step = (name, extra = {}) => result.steps.push({ name, at: since(), ...extra });
+
+async function statusText(page) {
+  return page
+    .locator('.statusbar-item', { hasText: 'codesift:' })
+    .first()
+    .innerText({ timeout: 1000 })
+    .catch(() => '');
+}
+
+/** Press a key that opens the quick input (F1, Control+P); again if focus swallowed it. */
+async function openQuickInput(page, key) {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  for (let attempt = 0; ; attempt++) {
+    await page.keyboard.press(key);
+    try {
+      await input.waitFor({ timeout: 5000 });
+      return input;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+      await page.locator('.part.editor').click({ position: { x: 300, y: 300 } }).catch(() => undefined);
+    }
+  }
+}
+
+async function palette(page, command) {
+  const input = await openQuickInput(page, 'F1');
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: command }).waitFor();
+  return input;
+}
+
+async function rows(page) {
+  return page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage', '--disable-default-apps', '--metrics-recording-only',
+    ],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(60000); // one UI step; the index gets TIMEOUT
+  try {
+    const opened = Date.now();
+    await page.goto(process.env.URL);
+    await page.locator('.monaco-workbench').waitFor();
+    step('workbench');
+
+    // The extension activates on startup and shows its status-bar item; wait for the index.
+    await page.locator('.statusbar-item', { hasText: 'codesift:' }).first().waitFor();
+    step('status item', { text: await statusText(page) });
+    const seen = new Set();
+    for (;;) {
+      const text = await statusText(page);
+      if (text && !seen.has(text)) {
+        seen.add(text);
+        step('status', { text });
+      }
+      // Ready = text index and vectors complete (vectors may finish after the progress ends).
+      if (/codesift: ready/.test(text)) break;
+      if (/codesift: error/.test(text) || Date.now() - opened > TIMEOUT) throw new Error(`status stuck at "${text}"`);
+      await page.waitForTimeout(250);
+    }
+    result.timings.folderOpenToReady = (Date.now() - opened) / 1000;
+
+    // F1 → codesift: Search → type the query.
+    const input = await palette(page, 'codesift: Search');
+    step('search opened');
+    // A question first (the screenshot), then, in the same QuickPick, the query whose row we pick:
+    // the rows must follow the text as it changes.
+    await input.pressSequentially(process.env.QUESTION, { delay: 30 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+    result.timings.folderOpenToFirstResult = (Date.now() - opened) / 1000;
+    step('question results');
+    await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
+    result.questionRows = await rows(page);
+    await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+
+    await input.fill('');
+    await input.pressSequentially(process.env.QUERY, { delay: 30 });
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first();
+    await row.waitFor();
+    step('results');
+    await page.waitForTimeout(500);
+    result.searchRows = await rows(page);
+
+    await row.click();
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    const tab = page.locator('.tabs-container .tab.active');
+    await tab.waitFor();
+    await page.waitForTimeout(500);
+    result.activeTab = {
+      label: await tab.getAttribute('aria-label'),
+      // The breadcrumbs above the editor: the opened file's folders and name.
+      breadcrumbs: await page.locator('.breadcrumbs-control .monaco-breadcrumb-item').allInnerTexts(),
+    };
+    result.cursor = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+    await page.screenshot({ path: path.join(OUT, 'vscode-opened.png') });
+    step('opened', { tab: result.activeTab, cursor: result.cursor });
+
+    // codesift: Grep, live: literal matches with their lines.
+    await palette(page, 'codesift: Grep');
+    await input.pressSequentially(process.env.GREP, { delay: 30 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.GREP }).first().waitFor();
+    await page.waitForTimeout(300);
+    result.grepRows = await rows(page);
+    step('grep');
+    await page.keyboard.press('Escape');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await page.waitForTimeout(500); // the dismissed QuickPick puts the previous editor back
+
+    // Quick Open with `#`: Go to Symbol in Workspace, answered by the server's workspace/symbol.
+    await openQuickInput(page, 'Control+P');
+    await input.fill(`#${process.env.SYMBOL}`);
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: process.env.SYMBOL })
+      .first()
+      .waitFor()
+      .catch(() => undefined);
+    await page.waitForTimeout(500);
+    result.symbolRows = await rows(page);
+    await page.screenshot({ path: path.join(OUT, 'vscode-symbols.png') });
+    step('symbols');
+    await page.keyboard.press('Escape');
+  } catch (err) {
+    result.error = String(err && err.stack ? err.stack : err);
+    await page.screenshot({ path: path.join(OUT, 'vscode-failure.png') }).catch(() => undefined);
+    result.statusAtFailure = await statusText(page);
+  } finally {
+    await browser.close();
+  }
+  fs.writeFileSync(path.join(OUT, 'result.json'), JSON.stringify(result, null, 2));
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+main().catch((err) => {
+  process.stdout.write(JSON.stringify({ error: String(err) }) + '\n');
+  process.exit(1);
+});
