@@ -187,6 +187,13 @@ class Store:
             self._db.create_table(META, data=pa.Table.from_pylist(rows, schema=meta_schema()))
         except Exception as exc:
             raise StoreError(f"cannot create the index at {self.uri}: {exc}") from exc
+        if self.is_local:
+            # The index is the tool's, not the project's: git (and editors' source
+            # control views) should not list it.
+            with contextlib.suppress(OSError):
+                ignore = Path(self.uri) / ".gitignore"
+                if not ignore.exists():
+                    ignore.write_text("# written by codesift: the index is not part of the project\n*\n")
 
     # ----- reading -------------------------------------------------------------
 

@@ -53,6 +53,19 @@ def test_index_builds_chunks_symbols_and_vectors(workspace: Path) -> None:
     assert st.index_bytes > 0
 
 
+def test_index_folder_is_git_ignored_by_the_tool(workspace: Path) -> None:
+    index_workspace(workspace, load_settings(workspace), embed=False)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ".codesift" not in status.stdout
+    assert (workspace / ".codesift" / ".gitignore").read_text().strip().endswith("*")
+
+
 def test_second_index_with_nothing_changed_parses_and_embeds_nothing(workspace: Path) -> None:
     settings = load_settings(workspace)
     index_workspace(workspace, settings)
