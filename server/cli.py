@@ -91,6 +91,10 @@ def main(verbose: int) -> None:
     """codesift: hybrid code search — grep, BM25, vectors, symbols — over a local index."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # The language server raises codesift's loggers to INFO for window/logMessage;
+    # stderr keeps to the level asked for here (a client shows both streams).
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
 
 
 class _Bar:
