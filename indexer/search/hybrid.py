@@ -133,14 +133,15 @@ def search(
                 f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
             )
             embedder = None
-    if want_vec and embedder is not None and store.count(CHUNKS, "vector IS NOT NULL") == 0:
-        notes.append("semantic search skipped: no chunk has a vector yet (embedding follows the text index)")
-        embedder = None
+    # No vector yet (embedding follows the text index): nothing to search, and the
+    # completeness note says why semantic found nothing.
+    no_vectors = want_vec and embedder is not None and store.count(CHUNKS, "vector IS NOT NULL") == 0
+    sims: dict[str, float] = {}
     if want_vec:
         if embedder is None:
             if not notes:
                 notes.append("semantic search unavailable: no embedding model loaded")
-        else:
+        elif not no_vectors:
             emb = embedder
 
             def run_vec() -> list[str]:
@@ -153,7 +154,6 @@ def search(
                 known.update({h.chunk_id: h.chunk for h in res.hits})
                 return [h.chunk_id for h in res.hits]
 
-            sims: dict[str, float] = {}
             futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, millis, "semantic")
     bm25_scores: dict[str, float] = {}
     pool: list[KeywordHit] = []  # hybrid: the BM25 candidates the exact source matches
@@ -176,7 +176,7 @@ def search(
             "grep",
         )
 
-    rankings: dict[Source, list[str]] = {}
+    rankings: dict[Source, list[str]] = {Source.SEMANTIC: []} if no_vectors else {}
     for source, fut in futures.items():
         try:
             rankings[source] = fut.result()
