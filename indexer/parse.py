@@ -269,7 +269,8 @@ class _FileParse(_Chunker):
         self.scope(items, 1, len(self.lines), "top", "")
         chunks = self.chunks(self.merged())
         symbols = self.symbols(items, chunks)
-        edges = extract_edges(root, self.language, self.mapping, items, self.path, self.column)
+        column = None if text.isascii() else self.column
+        edges = extract_edges(root, self.language, self.mapping, items, self.path, column)
         return ParseResult(self.language, tuple(chunks), tuple(symbols), root.has_error, edges)
 
     # -- cutting a scope into segments -------------------------------------------------
