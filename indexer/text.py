@@ -6,15 +6,15 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
-# Boundaries inside an identifier: lower→Upper, ACRONYMWord, letter↔digit.
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Parts of an identifier: lower→Upper, ACRONYMWord, letter↔digit boundaries.
+IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 @lru_cache(maxsize=65536)
 def _split(word: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in word.split("_"):
-        parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+        parts.extend(m.group(0).lower() for m in IDENTIFIER_PARTS.finditer(piece))
     return tuple(parts)
 
 
