@@ -26,9 +26,9 @@ def split_identifier(word: str) -> list[str]:
 def search_text(text: str) -> str:
     """The identifier-split companion of a chunk's text, indexed for BM25.
 
-    Each identifier contributes its parts (only when it has more than one), so
-    ``validateCredentials`` is found by "validate credentials" while the raw text
-    column still finds the whole identifier.
+    Every identifier contributes its parts, lower case (a one-part identifier
+    itself), so ``validateCredentials`` is found by "validate credentials" while
+    the raw text column still finds the whole identifier.
     """
     out: list[str] = []
     for word in _WORD.findall(text):
