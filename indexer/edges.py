@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from collections.abc import Callable
 from importlib import resources
 
@@ -27,7 +28,7 @@ from tree_sitter import Node, Query, QueryCursor
 from tree_sitter_language_pack import SupportedLanguage, get_language
 
 from .languages.base import Item, Mapping
-from .languages.paths import UNKNOWN, dotted_path
+from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .model import Edge, EdgeKind
 
 log = logging.getLogger(__name__)
@@ -134,9 +135,13 @@ def _go_receiver_name(method: Node) -> str:
 
 
 def extract_edges(
-    root: Node, language: str, mapping: Mapping, items: list[Item], path: str, column: Column
+    root: Node, language: str, mapping: Mapping, items: list[Item], path: str, column: Column | None
 ) -> tuple[Edge, ...]:
-    """The edges of one parsed file, in document order (empty for languages without a query)."""
+    """The edges of one parsed file, in document order (empty for languages without a query).
+
+    ``column`` converts tree-sitter byte columns to code points; None when the
+    source is ASCII (they are the same).
+    """
     query = _query(language)
     if query is None:
         return ()
@@ -144,27 +149,12 @@ def extract_edges(
     if not captures:
         return ()
     scopes = _Scopes(items)
-    out: list[Edge] = []
-    seen: set[tuple[int, int, str]] = set()
-
-    def edge(
-        kind: EdgeKind, name_node: Node, at: int, to_name: str, module: str = "", alias: str = ""
-    ) -> None:
-        (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
-        out.append(
-            Edge(
-                path=path,
-                from_symbol=scopes.at(at),
-                to_name=to_name,
-                kind=kind,
-                line=r0 + 1,
-                column=column(r0, c0),
-                end_line=r1 + 1,
-                end_column=column(r1, c1),
-                module=module,
-                alias=alias,
-            )
-        )
+    at, receivers = scopes.at, scopes.receivers
+    # (line, byte column, order found, …) rows, sorted before they become Edges:
+    # a tuple sort in C instead of a key function per edge; ``order`` keeps the
+    # sort stable and stops comparison before the non-orderable fields.
+    found: list[tuple[int, int, int, EdgeKind, str, str, int, int, str, str]] = []
+    add = found.append
 
     for capture, nodes in captures.items():
         if capture == "import":
@@ -174,25 +164,91 @@ def extract_edges(
                 except Exception:  # one odd statement must not lose the file's edges
                     log.debug("reading an import in %s failed", path, exc_info=True)
                     continue
+                scope = at(node.start_byte)
                 for b in bindings:
-                    edge(EdgeKind.IMPORT, b.node, node.start_byte, b.name, b.module, b.alias)
+                    (r0, c0), (r1, c1) = b.node.start_point, b.node.end_point
+                    add((r0, c0, len(found), EdgeKind.IMPORT, scope, b.name, r1, c1, b.module, b.alias))
             continue
         kind = _KINDS.get(capture)
         if kind is None:
             continue
+        seen: set[tuple[int, int]] = set()
         for node in nodes:
-            key = (node.start_byte, node.end_byte, capture)
-            if key in seen:
+            start, end = node.start_byte, node.end_byte
+            if (start, end) in seen:
                 continue
-            seen.add(key)
-            found = dotted_path(node)
-            if found is None:
-                continue
-            parts, name_node = found
-            if not parts or parts[-1] in ("", UNKNOWN):
-                continue
-            if scopes.receivers and parts[0] == scopes.receivers.get(scopes.at(node.start_byte)):
-                parts = ["self", *parts[1:]]  # Go: `s.Save()` in a method of `s`'s type
-            edge(kind, name_node, node.start_byte, ".".join(parts))
-    out.sort(key=lambda e: (e.line, e.column))
-    return tuple(out)
+            seen.add((start, end))
+            scope = at(start)
+            plain = _plain_path(node, start, end)
+            if plain is not None:
+                to_name, last = plain
+                r1, c1 = node.end_point
+                r0, c0 = r1, c1 - last
+                if receivers:
+                    head, dot, rest = to_name.partition(".")
+                    if head == receivers.get(scope):
+                        to_name = "self" + dot + rest  # Go: `s.Save()` in a method of `s`'s type
+            else:
+                walked = dotted_path(node)
+                if walked is None:
+                    continue
+                parts, name_node = walked
+                if not parts or parts[-1] in ("", UNKNOWN):
+                    continue
+                if receivers and parts[0] == receivers.get(scope):
+                    parts = ["self", *parts[1:]]
+                to_name = ".".join(parts)
+                (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
+            add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
+    found.sort()
+    if column is None:
+        return tuple(
+            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)
+            for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
+        )
+    return tuple(
+        Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
+        for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
+    )
+
+
+def _plain_path(node: Node, start: int, end: int) -> tuple[str, int] | None:
+    """``(dotted name, length of its last part)`` when the node is written as a plain
+    ``a.b.c`` of ASCII names; None sends it to :func:`dotted_path`.
+
+    Most callees and types are written so (``self.save``, ``os.path.join``, ``Foo``),
+    and a regex over the node's bytes answers for them without walking the
+    subtree in Python. It answers exactly what :func:`dotted_path` would: a leaf
+    that reads as written, or a member expression whose receiver chain is the
+    same node type all the way down to a first name that reads as written (not
+    ``None``, C#'s ``base``, a predefined type), with no syntax error inside.
+    """
+    if end - start > _PLAIN_MAX or node.has_error:
+        return None
+    kind = node.type
+    member = kind in _PLAIN_MEMBERS
+    if not member and node.child_count:
+        return None
+    raw = node.text
+    if raw is None or _PLAIN.fullmatch(raw) is None:
+        return None
+    text = raw.decode("ascii")
+    if not member:
+        return (text, len(text)) if reads_as_written(kind, text) and "." not in text else None
+    first, dot, _rest = text.partition(".")
+    if not dot:
+        return None
+    head = node.descendant_for_byte_range(start, start + len(first))
+    if head is None or not reads_as_written(head.type, first):
+        return None
+    return text, len(text) - text.rfind(".") - 1
+
+
+# A capture longer than this is never a plain dotted name worth the regex.
+_PLAIN_MAX = 256
+_PLAIN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# Member expressions whose receiver, when written as a plain name, is the same
+# node type again (Python ``attribute``, JS/TS ``member_expression``, Go
+# ``selector_expression``, C ``field_expression``). Types like TypeScript's
+# ``nested_type_identifier`` (receiver: a ``nested_identifier``) take the walk.
+_PLAIN_MEMBERS = frozenset({"attribute", "member_expression", "selector_expression", "field_expression"})

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 import logging
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from .model import (
     text_hash,
 )
 from .settings import ChunkSettings
-from .text import split_identifier
+from .text import IDENTIFIER_PARTS as _PARTS
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +65,9 @@ _per_thread = threading.local()
 
 _SPLIT_DEPTH = 4  # how deep a too-long statement is searched for inner boundaries
 
-# The same words as ``text.search_text``; see ``_search_text``.
-_WORD = re.compile(r"[A-Za-z0-9_]+")
+# ``_search_text``: ASCII bytes other than letters and digits become spaces
+# (bytes ≥ 0x80 stay: they are parts of runs, ignored by ``_PARTS``).
+_RUN_BYTES = bytes(b if b >= 0x80 or chr(b).isalnum() else 0x20 for b in range(256))
 _MAX_CACHED_WORDS = 200_000
 
 
@@ -107,28 +107,32 @@ def _tools(language: str) -> tuple[Parser, Mapping] | None:
     return cache[language]
 
 
-class _Splits(dict[str, str]):
-    """Identifier → its split parts joined by spaces, computed once per word."""
+class _Splits(dict[bytes, str]):
+    """Run of ASCII letters and digits (UTF-8 bytes) → its parts, lower case, joined
+    by spaces; computed once per run."""
 
-    def __missing__(self, word: str) -> str:
+    def __missing__(self, run: bytes) -> str:
         if len(self) >= _MAX_CACHED_WORDS:
             self.clear()
-        split = " ".join(split_identifier(word))
-        self[word] = split
+        split = " ".join(_PARTS.findall(run.decode("utf-8", "surrogatepass"))).lower()
+        self[run] = split
         return split
 
 
 def _search_text(text: str) -> str:
-    """``text.search_text(text)``, memoised per identifier.
+    """``text.search_text(text)``, computed in C as far as it goes.
 
-    Identifiers repeat a lot, and splitting them dominated the parse of a large
-    tree (CPython's standard library: 11 s of 25 s); the unit tests check that the
-    result equals ``text.search_text``.
+    The parts of identifiers never cross a character outside ``[A-Za-z0-9]``, so
+    the text's UTF-8 bytes are cut there (one ``bytes.translate``, one ``split``)
+    and each run is split once and remembered: runs repeat a lot. On the standard
+    library's .py files: 0.86 s → 0.61 s against a per-identifier memo over
+    ``re.findall``. The unit tests check that the result equals ``text.search_text``.
     """
     splits: _Splits | None = getattr(_per_thread, "splits", None)
     if splits is None:
         splits = _per_thread.splits = _Splits()
-    return " ".join(filter(None, map(splits.__getitem__, _WORD.findall(text))))
+    runs = text.encode("utf-8", "surrogatepass").translate(_RUN_BYTES).split()
+    return " ".join(filter(None, map(splits.__getitem__, runs)))
 
 
 def _span(node: Node) -> tuple[int, int]:
@@ -269,7 +273,8 @@ class _FileParse(_Chunker):
         self.scope(items, 1, len(self.lines), "top", "")
         chunks = self.chunks(self.merged())
         symbols = self.symbols(items, chunks)
-        edges = extract_edges(root, self.language, self.mapping, items, self.path, self.column)
+        column = None if text.isascii() else self.column
+        edges = extract_edges(root, self.language, self.mapping, items, self.path, column)
         return ParseResult(self.language, tuple(chunks), tuple(symbols), root.has_error, edges)
 
     # -- cutting a scope into segments -------------------------------------------------

@@ -155,29 +155,31 @@ def chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors])
 
 
 def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
-    return pa.Table.from_pylist(
-        [
-            {
-                "id": symbol_row_id(s),
-                "name": s.name,
-                "name_lower": s.name.lower(),
-                "qualified_name": s.qualified_name,
-                "kind": int(s.kind),
-                "path": s.path,
-                "language": s.language,
-                "start_line": s.range.start.line,
-                "start_col": s.range.start.column,
-                "end_line": s.range.end.line,
-                "end_col": s.range.end.column,
-                "sel_start_line": s.selection_range.start.line,
-                "sel_start_col": s.selection_range.start.column,
-                "sel_end_line": s.selection_range.end.line,
-                "sel_end_col": s.selection_range.end.column,
-                "container": s.container,
-                "chunk_id": s.chunk_id,
-            }
-            for s in symbols
-        ],
+    # Column lists, not a list of row dicts: from_pylist costs twice as much here.
+    names = [s.name for s in symbols]
+    ranges = [s.range for s in symbols]
+    selections = [s.selection_range for s in symbols]
+    i32 = pa.int32()
+    return pa.table(
+        {
+            "id": [symbol_row_id(s) for s in symbols],
+            "name": names,
+            "name_lower": [n.lower() for n in names],
+            "qualified_name": [s.qualified_name for s in symbols],
+            "kind": pa.array([int(s.kind) for s in symbols], i32),
+            "path": [s.path for s in symbols],
+            "language": [s.language for s in symbols],
+            "start_line": pa.array([r.start.line for r in ranges], i32),
+            "start_col": pa.array([r.start.column for r in ranges], i32),
+            "end_line": pa.array([r.end.line for r in ranges], i32),
+            "end_col": pa.array([r.end.column for r in ranges], i32),
+            "sel_start_line": pa.array([r.start.line for r in selections], i32),
+            "sel_start_col": pa.array([r.start.column for r in selections], i32),
+            "sel_end_line": pa.array([r.end.line for r in selections], i32),
+            "sel_end_col": pa.array([r.end.column for r in selections], i32),
+            "container": [s.container for s in symbols],
+            "chunk_id": [s.chunk_id for s in symbols],
+        },
         schema=symbols_schema(),
     )
 

@@ -6,15 +6,15 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
-# Boundaries inside an identifier: lower→Upper, ACRONYMWord, letter↔digit.
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Parts of an identifier: lower→Upper, ACRONYMWord, letter↔digit boundaries.
+IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 @lru_cache(maxsize=65536)
 def _split(word: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in word.split("_"):
-        parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+        parts.extend(m.group(0).lower() for m in IDENTIFIER_PARTS.finditer(piece))
     return tuple(parts)
 
 
@@ -26,9 +26,9 @@ def split_identifier(word: str) -> list[str]:
 def search_text(text: str) -> str:
     """The identifier-split companion of a chunk's text, indexed for BM25.
 
-    Each identifier contributes its parts (only when it has more than one), so
-    ``validateCredentials`` is found by "validate credentials" while the raw text
-    column still finds the whole identifier.
+    Every identifier contributes its parts, lower case (a one-part identifier
+    itself), so ``validateCredentials`` is found by "validate credentials" while
+    the raw text column still finds the whole identifier.
     """
     out: list[str] = []
     for word in _WORD.findall(text):

@@ -70,7 +70,13 @@ _WRAPPERS: dict[str, tuple[str, ...]] = {
 }
 _MAX_DEPTH = 12
 
-__all__ = ["UNKNOWN", "Import", "dotted_path", "text_parts"]
+__all__ = ["UNKNOWN", "Import", "dotted_path", "reads_as_written", "text_parts"]
+
+
+def reads_as_written(node_type: str, text: str) -> bool:
+    """Whether :func:`dotted_path` reads a leaf of this type as its own text
+    (``foo``, ``this``), unlike ``None``, ``base`` (→ ``super``) or a predefined type."""
+    return node_type in _NAMES or _SELF.get(node_type) == text
 
 
 def dotted_path(node: Node) -> tuple[list[str], Node] | None:

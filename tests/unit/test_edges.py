@@ -194,3 +194,63 @@ def test_edge_locations_point_at_the_name() -> None:
     )
     (call,) = [e for e in result.edges if e.kind is EdgeKind.CALL]
     assert (call.line, call.column, call.end_line, call.end_column) == (2, 8, 2, 12)
+
+
+PLAIN_CASES = [
+    (
+        "python",
+        """
+        import os
+        class A(Base, mod.Mixin, None.x):
+            @deco.rate
+            def m(self, x: a.b.C, y: "Q") -> None:
+                self.n(); None.y(); True.z(); a .b(); c.\\
+                    d(); (e).f(); g[0].h(); é.i(); j.é(); print(x); type(x); match.k()
+                self.a.b.c(); super().m(); f()(); lambda: 0
+        """,
+    ),
+    (
+        "javascript",
+        "class A extends B.C { m() { this.a.b(); super.m(); import.meta.x(); undefined.y(); a?.b(); }"
+        " n() { #p in x; } }",
+    ),
+    ("typescript", "class A implements a.b.C { m(x: n.m.T, y: string): void { this.q(); new a.B(); } }"),
+    (
+        "go",
+        "package p\nfunc (s *S) Save(x pkg.T) { s.db.Put(); nil.x(); true.y(); fmt.Println(); S{}.m() }",
+    ),
+    ("c", "int f(void) { a.b.c(); NULL.x(); p->q(); g(); (*h)(); return 0; }"),
+    ("csharp", "class A : B, I.J { void M(string s) { base.M(); this.N(); string.Join(); a.b.C(); } }"),
+    ("rust", "impl a::T for S { fn m(&self) { self.x(); Self::new(); crate::a::b(); v.iter().map(); } }"),
+    ("java", "class A extends C implements b.D { void m() { this.n(); super.m(); a.b.c(); } }"),
+    ("cpp", "struct A : b::C { void m() { this->n(); a.b(); ::f(); } };"),
+]
+
+
+@pytest.mark.parametrize(("language", "source"), PLAIN_CASES, ids=[c[0] for c in PLAIN_CASES])
+def test_plain_dotted_names_read_as_the_tree_walk_reads_them(language: str, source: str) -> None:
+    from tree_sitter import QueryCursor
+    from tree_sitter_language_pack import get_parser
+
+    from codesift.indexer.edges import _plain_path, _query
+    from codesift.indexer.languages.paths import dotted_path
+
+    code = textwrap.dedent(source).encode()
+    tree = get_parser(language).parse(code)  # type: ignore[arg-type]
+    query = _query(language)
+    assert query is not None
+    plain = 0
+    for capture, nodes in QueryCursor(query).captures(tree.root_node).items():
+        if capture == "import":
+            continue
+        for node in nodes:
+            fast = _plain_path(node, node.start_byte, node.end_byte)
+            if fast is None:
+                continue
+            plain += 1
+            walked = dotted_path(node)
+            assert walked is not None, node.text
+            parts, name_node = walked
+            assert fast[0] == ".".join(parts), node.text
+            assert node.end_byte - fast[1] == name_node.start_byte, node.text
+    assert plain > 0

@@ -314,7 +314,11 @@ def test_crlf_lines_keep_their_text() -> None:
 
 
 def test_search_text_equals_the_text_module() -> None:
-    samples = [MIXED, "validateCredentials HTTPServer_v2 __init__ _ __ x1y2 ünïcode Straße"]
+    samples = [
+        MIXED,
+        "validateCredentials HTTPServer_v2 __init__ _ __ x1y2 ünïcode Straße",
+        "ABéCd fooébar 日本 a\u00a0bC\tD—E\u2028F x\ud800Y ABC",
+    ]
     for sample in samples:
         assert parse_module._search_text(sample) == search_text(sample)
 
