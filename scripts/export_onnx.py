@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import importlib.metadata
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -248,6 +249,11 @@ def quantize_int8(onnx_bytes: bytes) -> bytes:
     """
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    # The quantiser logs a generic "consider pre-processing" warning on the root logger;
+    # pre-processing (shape inference) changes nothing for this graph.
+    root_logger = logging.getLogger()
+    level = root_logger.level
+    root_logger.setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         source, target = Path(tmp) / "model.onnx", Path(tmp) / "model-int8.onnx"
         source.write_bytes(onnx_bytes)
@@ -258,6 +264,7 @@ def quantize_int8(onnx_bytes: bytes) -> bytes:
             per_channel=True,
             weight_type=QuantType.QInt8,
         )
+        root_logger.setLevel(level)
         return target.read_bytes()
 
 
