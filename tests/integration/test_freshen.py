@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.embed import Embedder, Vectors, make_embedder
 from codesift.indexer.errors import IndexMissingError
 from codesift.indexer.freshen import embed_vectors, normalise_paths, reindex_paths
 from codesift.indexer.search.hybrid import search
@@ -98,4 +99,45 @@ def test_embed_vectors_stops_when_cancelled_and_resumes(workspace: Path, embedde
     stop.set()
     assert embed_vectors(workspace, settings, embedder=embedder, cancel=stop) == 0
     assert embed_vectors(workspace, settings, embedder=embedder, first=["app/auth.py"]) == pending
+    assert index_status(workspace, settings).vectors_pending == 0
+
+
+class CancelAfterFirstCall:
+    """The real embedder, but the caller's cancel is set once the first slice is embedded."""
+
+    def __init__(self, inner: Embedder, stop: threading.Event) -> None:
+        self.inner, self.stop, self.calls = inner, stop, 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        self.stop.set()
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.inner.embed_query(text)
+
+
+def test_embed_vectors_cancelled_mid_pool_stores_the_slices_already_embedded(
+    workspace: Path, embedder: Embedder
+) -> None:
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder, embed=False)
+    pending = index_status(workspace, settings).vectors_pending
+    assert pending > 3
+    stop = threading.Event()
+    cancelling = CancelAfterFirstCall(embedder, stop)
+    # One pool (commit_chunks ≥ pending), slices of 2: the cancel lands after the first slice.
+    done = embed_vectors(workspace, settings, embedder=cancelling, cancel=stop, step_chunks=2)
+    assert cancelling.calls == 1
+    assert 2 <= done < pending
+    assert index_status(workspace, settings).vectors_pending == pending - done
+    assert embed_vectors(workspace, settings, embedder=embedder) == pending - done
     assert index_status(workspace, settings).vectors_pending == 0

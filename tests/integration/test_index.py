@@ -49,7 +49,7 @@ def test_index_builds_chunks_symbols_and_vectors(workspace: Path) -> None:
     assert st.exists and st.files_indexed == 5
     assert st.chunks >= 6 and st.symbols >= 8
     assert st.vectors_pending == 0 and st.vectors_done == st.chunks
-    assert st.model == "onnx:all-MiniLM-L6-v2" and st.dimension == 384
+    assert st.model == "onnx:all-MiniLM-L6-v2-int8" and st.dimension == 384
     assert st.index_bytes > 0
 
 

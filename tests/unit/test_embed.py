@@ -314,7 +314,7 @@ def test_make_embedder_picks_onnx_by_default_without_loading_the_model(tmp_path:
     directory = fake_model_dir(tmp_path / "m")
     embedder = make_embedder(EmbedSettings(model_path=str(directory)))
     assert isinstance(embedder, OnnxEmbedder)
-    assert embedder.model_id == "onnx:all-MiniLM-L6-v2"
+    assert embedder.model_id == "onnx:all-MiniLM-L6-v2-int8"
     assert embedder.model_dir == directory
 
 
@@ -375,8 +375,8 @@ def isolate_default_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setattr(sys, "prefix", str(prefix))
     monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
     return (
-        prefix / "share" / "codesift" / "models" / "all-MiniLM-L6-v2",
-        data_home / "codesift" / "models" / "all-MiniLM-L6-v2",
+        prefix / "share" / "codesift" / "models" / "all-MiniLM-L6-v2-int8",
+        data_home / "codesift" / "models" / "all-MiniLM-L6-v2-int8",
     )
 
 

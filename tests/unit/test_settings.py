@@ -20,7 +20,7 @@ def test_defaults_follow_the_spec() -> None:
     assert (s.search.semantic_weight, s.search.keyword_weight, s.search.rrf_k) == (0.7, 0.3, 60)
     assert s.search.vector_score_threshold == 0.5
     assert (s.search.limit, s.search.agent_limit, s.search.overfetch) == (20, 10, 3)
-    assert s.embed.provider == "onnx" and s.embed.model == "all-MiniLM-L6-v2"
+    assert s.embed.provider == "onnx" and s.embed.model == "all-MiniLM-L6-v2-int8"
 
 
 def test_layers_pyproject_then_codesift_toml_then_overrides(tmp_path: Path) -> None:
