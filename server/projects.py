@@ -34,7 +34,7 @@ from .child import release_memory, run_full_index
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.3
-EMBED_STEP_CHUNKS = 16  # ~0.6 s of embedding on 2 cores: the longest a save waits for vectors
+EMBED_STEP_CHUNKS = 16  # chunks between looks at "a save is waiting" (~0.2-0.6 s of embedding)
 OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
 
 
