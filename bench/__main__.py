@@ -125,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif tier == "stdlib":
                 stdlib_root = tier_stdlib.stdlib(table, embedder, work, vectors)
             elif tier == "100k":
+                if stdlib_root is None and (work / "stdlib" / ".codesift").is_dir():
+                    stdlib_root = work / "stdlib"  # --keep: the stdlib tier's index, reused
                 if stdlib_root is None:
                     stdlib_root = tier_stdlib.stdlib(table, embedder, work, vectors)
                 tier_stdlib.hundred_k(table, embedder, stdlib_root, vectors)

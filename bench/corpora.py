@@ -48,6 +48,8 @@ def copy_stdlib(dest: Path) -> Path:
 def replicate(root: Path, into: str) -> Path:
     """Copy ``root`` (minus its index) under ``root/into``: the same code at distinct paths."""
     target = root / into
+    if target.is_dir():
+        return target  # a kept work folder (--keep) already has it
     shutil.copytree(
         root, target, ignore=shutil.ignore_patterns(".codesift", into, "__pycache__"), symlinks=True
     )

@@ -112,7 +112,7 @@ def hundred_k(table: Table, embedder: Embedder, root: Path, vectors: bool) -> No
         vec = probes.mode_latency(store, settings, root, embedder, "vector", nl)
         table.latency(tier, "vector", vec)
         matrix = peers.vector_matrix(store)
-        qv = np.stack([embedder.embed_query(q)[0] for q in nl])
+        qv = np.stack([np.asarray(embedder.embed_query(q), dtype=np.float32).reshape(-1) for q in nl])
         brute = peers.numpy_cosine_ms(matrix, qv)
         table.latency(tier, f"peer numpy brute-force cosine ({len(matrix)} vectors)", brute)
         table.add(tier, "vector p50 ÷ numpy p50 (ours embeds the query too)", peers.ratio(vec, brute), "×")

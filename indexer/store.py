@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from .errors import IndexMissingError, StoreError
 from .faults import crash_point
-from .model import Chunk, FileRecord, FileStatus, FileWrite
+from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
 from .rows import (
     CHUNK_COLUMNS,
     Vectors,
@@ -45,6 +45,7 @@ from .rows import (
     files_schema,
     files_table,
     meta_schema,
+    symbol_from_row,
     symbols_schema,
     symbols_table,
     vectors_to_arrow,
@@ -212,6 +213,21 @@ class Store:
             )
             self._file_stats = (version, {p: (int(a or 0), int(b or 0)) for p, (a, b) in stats.items()})
         return self._file_stats[1]
+
+    def file_hashes(self) -> dict[str, str]:
+        """Content hash of every file with a ``files`` row (indexed, skipped or failed)."""
+        cols = self._table(FILES).search().select(["path", "content_hash"]).limit(None).to_arrow()
+        return dict(
+            zip(cols.column("path").to_pylist(), cols.column("content_hash").to_pylist(), strict=True)
+        )
+
+    def symbols_of(self, paths: Sequence[str]) -> list[Symbol]:
+        """The stored symbols of these files."""
+        out: list[Symbol] = []
+        for flt in in_filters("path", paths):
+            rows = self._table(SYMBOLS).search().where(flt).limit(None).to_arrow().to_pylist()
+            out.extend(symbol_from_row(r) for r in rows)
+        return out
 
     def file_records(self) -> dict[str, FileRecord]:
         tbl = self._table(FILES).to_arrow()

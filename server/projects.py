@@ -392,7 +392,10 @@ class Writer:
                 embedder=p.embedder(),
                 matcher=p.matcher(),
                 project=p.name,
-                embed=False,
+                # A few saved files' chunks are embedded before their rows are written
+                # (one commit); the rest of the pending vectors stop when a save waits.
+                embed=True,
+                cancel=self._interrupt,
             )
         except IndexMissingError:
             log.info("%s: no index to refresh yet; the full index run will pick the files up", p.name)

@@ -346,3 +346,29 @@ def test_symbol_search_camel_hump_ranks_before_substring_and_fuzzy(indexed: Path
     assert hits[0].symbol.qualified_name == "ApiClient.fetchUser"
     ranks = [h.match for h in find_symbols(store, "a") if h.match is not SymbolMatch.MEMBER]
     assert ranks == sorted(ranks)  # members follow their container; the rest best match first
+
+
+def test_symbol_index_sees_a_saved_file_without_reloading_everything(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from codesift.indexer.freshen import reindex_paths
+    from codesift.indexer.search.symbols import SymbolIndex
+
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder, embed=False)
+    store = open_store(root, settings)
+    index = SymbolIndex(store)
+    assert find_symbols(store, "retry_upload", index=index)[0].symbol.name == "retry_upload"
+    base = index.table()
+    upload = root / "app" / "upload.py"
+    upload.write_text(upload.read_text().replace("def retry_upload(", "def resend_blob("))
+    reindex_paths(root, settings, ["app/upload.py"], embedder=embedder, embed=False)
+    names = [h.symbol.name for h in find_symbols(store, "resend_blob", index=index)]
+    assert names[0] == "resend_blob"
+    assert "retry_upload" not in [h.symbol.name for h in find_symbols(store, "retry_upload", index=index)]
+    assert index.table() is base  # the changed file came in as a delta
+    (root / "app" / "upload.py").unlink()
+    reindex_paths(root, settings, ["app/upload.py"], embedder=embedder, embed=False)
+    assert "resend_blob" not in [h.symbol.name for h in find_symbols(store, "resend_blob", index=index)]
+    assert find_symbols(store, "AuthService", index=index)[0].symbol.name == "AuthService"
