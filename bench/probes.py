@@ -93,6 +93,7 @@ def save_to_searchable(
     path = root / target
     original = path.read_text(encoding="utf-8")
     idx = SymbolIndex(store)
+    idx.tables()  # the server keeps its symbol table loaded between saves
     out = []
     try:
         for i in range(rounds):
