@@ -85,3 +85,32 @@ async def client(ws: Path) -> AsyncIterator[LanguageClient]:
     yield c
     await c.shutdown_session()
     await c.stop()
+
+
+def run_editor_script(
+    argv: list[str], workspace: Path, env: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Run a real editor on a test script in ``workspace`` and return the JSON object it
+    prints last. The script finds the workspace in CODESIFT_WS and the server command
+    (this interpreter's ``codesift serve``) as JSON in CODESIFT_CMD."""
+    import json
+    import os
+    import subprocess
+
+    run = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "CODESIFT_WS": str(workspace),
+            "CODESIFT_CMD": json.dumps(SERVER),
+            **(env or {}),
+        },
+        timeout=600,
+        cwd=workspace,
+    )
+    assert run.returncode == 0, run.stderr + run.stdout
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert isinstance(out, dict), run.stdout
+    return out

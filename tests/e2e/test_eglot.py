@@ -3,17 +3,15 @@ real ``codesift serve`` over a generated workspace (real index, real model)."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..conftest import require_tool
+from .conftest import run_editor_script
 
 pytestmark = pytest.mark.slow
 
@@ -36,24 +34,13 @@ def test_eglot_snippet_workspace_symbol_search_jump_grep_status(workspace: Path)
     emacs = require_tool(
         _emacs_with_eglot(), "emacs + eglot: apt-get install emacs-nox elpa-eglot (.ci/install.d/30-emacs.sh)"
     )
-    env = {
-        **os.environ,
-        "HOME": str(workspace.parent),  # no user init, no ~/.emacs.d writes in the real home
-        "CODESIFT_WS": str(workspace),
-        "CODESIFT_EL": str(SNIPPET),
-        "CODESIFT_CMD": json.dumps([sys.executable, "-m", "codesift.server.cli", "serve"]),
-    }
     # -q, not -Q: -Q would skip Debian's site-start, which puts elpa-eglot on the load path.
-    run = subprocess.run(
+    out: dict[str, Any] = run_editor_script(
         [emacs, "-q", "--batch", "-l", str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        cwd=workspace,
+        workspace,
+        # no user init, no ~/.emacs.d writes in the real home
+        {"HOME": str(workspace.parent), "CODESIFT_EL": str(SNIPPET)},
     )
-    assert run.returncode == 0, run.stderr + run.stdout
-    out: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
     ws = str(workspace)
 
     assert out["mode"] == "python-mode" and out["server"] == "codesift"

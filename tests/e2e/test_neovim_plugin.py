@@ -4,11 +4,8 @@ records what the picker offers and chooses the first entry."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +13,7 @@ from typing import Any
 import pytest
 
 from ..conftest import require_tool
+from .conftest import run_editor_script
 
 pytestmark = pytest.mark.slow
 
@@ -30,24 +28,9 @@ def _nvim() -> str | None:
 
 
 def _run_plugin_script(nvim: str, workspace: Path) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "CODESIFT_WS": str(workspace),
-        "CODESIFT_PLUGIN": str(PLUGIN),
-        "CODESIFT_CMD": json.dumps([sys.executable, "-m", "codesift.server.cli", "serve"]),
-    }
-    run = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        cwd=workspace,
+    return run_editor_script(
+        [nvim, "--headless", "--clean", "-l", str(SCRIPT)], workspace, {"CODESIFT_PLUGIN": str(PLUGIN)}
     )
-    lines = run.stdout.strip().splitlines()
-    assert run.returncode == 0, run.stderr + run.stdout
-    out: dict[str, Any] = json.loads(lines[-1])
-    return out
 
 
 def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_checkhealth(
