@@ -94,6 +94,7 @@ def save_to_searchable(
     original = path.read_text(encoding="utf-8")
     idx = SymbolIndex(store)
     idx.tables()  # the server keeps its symbol table loaded between saves
+    embedder.embed_query("warm up")  # and its model, from the first search on
     out = []
     try:
         for i in range(rounds):
