@@ -372,3 +372,22 @@ def test_symbol_index_sees_a_saved_file_without_reloading_everything(
     reindex_paths(root, settings, ["app/upload.py"], embedder=embedder, embed=False)
     assert "resend_blob" not in [h.symbol.name for h in find_symbols(store, "resend_blob", index=index)]
     assert find_symbols(store, "AuthService", index=index)[0].symbol.name == "AuthService"
+
+
+def test_bm25_finds_identifiers_whole_or_split_from_the_split_column(tmp_path: Path) -> None:
+    from codesift.indexer.search.keyword import bm25
+
+    files = dict(SAMPLE_FILES)
+    files["app/maths.py"] = '''
+        def flächeBerechnen(breite, höhe):
+            """Berechnet die Fläche: größe mal höhe (вычислить площадь)."""
+            return breite * höhe
+        '''
+    root = write_workspace(tmp_path / "ws", files)
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+    for query in ("validateCredentials", "validate credentials", "retry_upload"):
+        assert bm25(store, query, 5), query
+    assert bm25(store, "validateCredentials", 5)[0].chunk.path == "app/auth.py"
+    assert bm25(store, "flächeBerechnen breite", 5)[0].chunk.path == "app/maths.py"
