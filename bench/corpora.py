@@ -93,7 +93,8 @@ def linux_tree() -> Path | None:
 def linux_subset(tree: Path, dest: Path) -> Path:
     """Hard-link the indexed part of the kernel into ``dest`` (no copy of the bytes)."""
     for part in LINUX_INDEXED:
-        link_tree(tree / part, dest / part)
+        if not (dest / part).is_dir():  # a kept work folder (--keep) already has it
+            link_tree(tree / part, dest / part)
     return dest
 
 
