@@ -144,7 +144,15 @@ class _FixedEmbeddings(BaseHTTPRequestHandler):
 def test_model_change_rebuilds_never_mixes(workspace: Path) -> None:
     index_workspace(workspace, load_settings(workspace))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FixedEmbeddings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.timeout = 0.1
+    stop = threading.Event()
+
+    def serve() -> None:  # not serve_forever: its shutdown() once waited forever in a full run
+        while not stop.is_set():
+            server.handle_request()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
     try:
         other = load_settings(
             workspace,
@@ -159,7 +167,9 @@ def test_model_change_rebuilds_never_mixes(workspace: Path) -> None:
         )
         report = index_workspace(workspace, other)
     finally:
-        server.shutdown()
+        stop.set()
+        thread.join(timeout=5)
+        server.server_close()
     assert report.rebuilt and "model" in report.rebuild_reason
     st = index_status(workspace, other)
     assert st.dimension == 8 and st.vectors_pending == 0
