@@ -65,7 +65,7 @@ class Bm25sPeer:
 def vector_matrix(store: Store) -> npt.NDArray[np.float32]:
     """Every stored chunk vector, one row each (rows without a vector left out)."""
     tbl = store.table("chunks")
-    res = tbl.search().where("vector IS NOT NULL").select(["vector"]).limit(None).to_arrow()
+    res = tbl.search().where("has_vector = true").select(["vector"]).limit(None).to_arrow()
     col = res.column("vector").combine_chunks()
     dim = col.type.list_size
     return np.asarray(col.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)

@@ -22,8 +22,9 @@ from .embed import Embedder
 from .errors import IndexMissingError
 from .filework import process_file
 from .model import FileRecord, FileWrite
+from .rows import Vectors
 from .settings import Settings
-from .store import CHUNKS, Store
+from .store import CHUNKS, PENDING, Store
 from .sync import (
     Counters,
     ProgressFn,
@@ -110,7 +111,7 @@ def reindex_paths(
     counters = Counters()
     with writer_lock(index_uri_for(root, settings), wait=wait):
         store = _open_for_write(index_uri_for(root, settings), root, settings, embedder)
-        records = store.file_records()
+        records = store.file_records(wanted)
         batch: list[FileWrite] = []
         touched: list[FileRecord] = []
         removed: list[str] = []
@@ -118,7 +119,7 @@ def reindex_paths(
         for path in wanted:
             entry = matcher.entry(path)
             if entry is None:
-                removed += _gone(root, path, records)
+                removed += _gone(root, path, store)
                 continue
             write = process_file(entry, indexed_hash(records.get(path)), settings, project)
             if write is None:
@@ -129,14 +130,13 @@ def reindex_paths(
                 batch.append(write)
         removed = list(dict.fromkeys(removed))
         store.remove_files(removed)
-        if embed:
-            _embed_into_cache(store, batch, embedder, settings, counters)
-        flush_writes(store, batch, embedder, settings, counters)
+        vectors = _embed_into_cache(store, batch, embedder, settings, counters) if embed else None
+        flush_writes(store, batch, embedder, settings, counters, vectors=vectors)
         store.touch_files(touched)
         changed = tuple(w.record.path for w in batch)
         if embed:
             embed_pending(store, embedder, settings, counters, progress, cancel, first=changed)
-        pending = store.count(CHUNKS, "vector IS NULL")
+        pending = store.count(CHUNKS, PENDING)
     report = FreshenReport(
         changed=changed,
         removed=tuple(removed),
@@ -159,29 +159,33 @@ def reindex_paths(
 
 def _embed_into_cache(
     store: Store, batch: list[FileWrite], embedder: Embedder, settings: Settings, counters: Counters
-) -> None:
+) -> dict[str, Vectors] | None:
     """Embed a few saved files' new chunks before their rows are written, so the rows go
     in once, with their vectors: filling vectors in afterwards is a second merge over
-    the whole chunks table (~0.4 s on the stdlib). A large batch is left to
-    ``embed_pending``, which can be interrupted between steps."""
+    the whole chunks table (~0.4 s on the stdlib). Returns every vector of the batch
+    (cached or new), or None when the batch is left to ``embed_pending``, which can
+    be interrupted between steps: a large one, or a failed embedding."""
     chunks = {c.content_hash: c.text for w in batch for c in w.chunks}
     if not chunks or len(chunks) > PRE_EMBED_CHUNKS:
-        return
+        return None
     key = settings.vector_cache_key(embedder.model_id)
-    missing = [h for h in chunks if h not in store.cache_lookup(key, embedder.dimension, chunks)]
+    vectors = store.cache_lookup(key, embedder.dimension, chunks)
+    counters.from_cache += len(vectors)
+    missing = [h for h in chunks if h not in vectors]
     if missing:
-        vectors = embedder.embed_documents([chunks[h] for h in missing])
-        store.cache_put(key, embedder.dimension, missing, vectors)
+        fresh = embedder.embed_documents([chunks[h] for h in missing])
+        store.cache_put(key, embedder.dimension, missing, fresh)
+        vectors.update(zip(missing, fresh, strict=True))
         counters.embedded += len(missing)
+    return vectors
 
 
-def _gone(root: Path, path: str, records: dict[str, FileRecord]) -> list[str]:
+def _gone(root: Path, path: str, store: Store) -> list[str]:
     """Indexed paths to forget for a path the walk no longer yields."""
-    out = [path] if path in records else []
-    if not (root / path).is_dir():  # a vanished (or ignored) directory takes its files along
-        prefix = path + "/"
-        out += [p for p in records if p.startswith(prefix)]
-    return out
+    if (root / path).is_dir():
+        return list(store.file_records([path]))
+    # a vanished (or ignored) directory takes its files along
+    return list(store.file_records([path], under=path))
 
 
 def embed_vectors(

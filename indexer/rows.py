@@ -50,6 +50,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("search_text", pa.string()),
             pa.field("content_hash", pa.string()),
             pa.field("vector", vector_type(dim), nullable=True),
+            pa.field("has_vector", pa.bool_(), nullable=False),
         ]
     )
 
@@ -134,7 +135,7 @@ def chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors])
     vec_values: list[list[float] | None] = []
     for c in chunks:
         v = vectors.get(c.content_hash)
-        vec_values.append(None if v is None else v.tolist())
+        vec_values.append(None if v is None or not np.isfinite(v).all() else v.tolist())
     return pa.table(
         {
             "id": [c.id for c in chunks],
@@ -149,6 +150,7 @@ def chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors])
             "search_text": [c.search_text for c in chunks],
             "content_hash": [c.content_hash for c in chunks],
             "vector": pa.array(vec_values, type=vector_type(dim)),
+            "has_vector": [v is not None for v in vec_values],
         },
         schema=schema,
     )

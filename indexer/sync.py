@@ -28,9 +28,11 @@ from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceErro
 from .faults import crash_point
 from .filework import process_file
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
+from .rows import Vectors
 from .settings import Settings
 from .store import (
     CHUNKS,
+    PENDING,
     SCHEMA_VERSION,
     SYMBOLS,
     IndexMeta,
@@ -208,7 +210,7 @@ def index_workspace(
         if store.needs_optimize():
             store.optimize()
         counters.phases["optimize"] = time.perf_counter() - t
-        pending = store.count(CHUNKS, "vector IS NULL")
+        pending = store.count(CHUNKS, PENDING)
         progress(Progress("done", 1, 1))
     return IndexReport(
         files_seen=seen,
@@ -313,17 +315,21 @@ def flush_writes(
     settings: Settings,
     counters: Counters,
     known: Collection[str] | None = None,
+    vectors: dict[str, Vectors] | None = None,
 ) -> None:
     """Store a batch of files, vectors from the cache where it has them.
 
     ``known`` — the paths with a ``files`` row after this run's orphan sweep — lets
-    a batch of only new files be appended instead of merged (no rows to replace).
+    a batch of only new files be appended instead of replaced (no rows to delete).
+    ``vectors``, when the caller has already looked them up, saves a second lookup.
     """
     if not batch:
         return
     hashes = [c.content_hash for w in batch for c in w.chunks]
-    cached = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
-    counters.from_cache += sum(1 for h in hashes if h in cached)
+    if vectors is None:
+        vectors = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
+        counters.from_cache += sum(1 for h in hashes if h in vectors)
+    cached = vectors
     fresh = known is not None and not any(w.record.path in known for w in batch)
     store.write_files(batch, embedder.dimension, cached, fresh=fresh)
     counters.chunks_written += len(hashes)
@@ -362,14 +368,14 @@ def embed_pending(
     """
     counters = counters or Counters()
     cancel = cancel or threading.Event()
-    total = store.count(CHUNKS, "vector IS NULL")
+    total = store.count(CHUNKS, PENDING)
     done = 0
     pool_size = max(1, settings.embed.commit_chunks)
     step = step if step > 0 else EMBED_SLICE_CHUNKS
     key = settings.vector_cache_key(embedder.model_id)
     priority = list(first)
     progress(Progress("embed", 0, total))
-    while not cancel.is_set():
+    while total and not cancel.is_set():
         pending: list[PendingChunk] = []
         while priority and not pending:
             pending = store.pending_vectors(pool_size, priority[:500])
@@ -434,7 +440,7 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
     by_status: dict[FileStatus, list[FileRecord]] = {s: [] for s in FileStatus}
     for r in records:
         by_status[r.status].append(r)
-    pending = store.count(CHUNKS, "vector IS NULL")
+    pending = store.count(CHUNKS, PENDING)
     chunks = store.count(CHUNKS)
     return IndexStatus(
         root=str(root),

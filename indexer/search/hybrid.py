@@ -20,7 +20,7 @@ from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
 from ..settings import Settings
-from ..store import CHUNKS, FILES, Store, in_filters, load_chunks
+from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
 from . import exact
 from . import grep as grep_mod
 from .filters import filters_sql, path_allowed
@@ -135,7 +135,7 @@ def search(
             embedder = None
     # No vector yet (embedding follows the text index): nothing to search, and the
     # completeness note says why semantic found nothing.
-    no_vectors = want_vec and embedder is not None and store.count(CHUNKS, "vector IS NOT NULL") == 0
+    no_vectors = want_vec and embedder is not None and store.count(CHUNKS, EMBEDDED) == 0
     sims: dict[str, float] = {}
     if want_vec:
         if embedder is None:
@@ -350,7 +350,7 @@ def highlight_spans(text: str, terms: Sequence[str]) -> tuple[tuple[int, int], .
 def _completeness_notes(store: Store, want_vec: bool) -> list[str]:
     notes: list[str] = []
     if want_vec:
-        pending = store.count(CHUNKS, "vector IS NULL")
+        pending = store.count(CHUNKS, PENDING)
         if pending:
             total = store.count(CHUNKS)
             notes.append(

@@ -62,9 +62,9 @@ def assert_searchable(root: Path) -> None:
     assert len(ids) == len(set(ids)), "a chunk is stored twice"
     if chunks.count_rows() and chunks.list_indices():
         chunks.search("handler request", query_type="fts", fts_columns="search_text").limit(5).to_list()
-    with_vectors = chunks.count_rows("vector IS NOT NULL")
+    with_vectors = chunks.count_rows("has_vector = true")
     if with_vectors:
-        probe = chunks.search().where("vector IS NOT NULL").select(["vector"]).limit(1).to_list()[0]["vector"]
+        probe = chunks.search().where("has_vector = true").select(["vector"]).limit(1).to_list()[0]["vector"]
         assert chunks.search(probe).distance_type("cosine").limit(3).to_list()
 
 
@@ -92,6 +92,28 @@ def test_sigkill_during_index_leaves_index_searchable_and_next_run_repairs(
     )
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert fingerprint(root) == after_repair, "the repaired index differs from a clean rebuild"
+
+
+@pytest.mark.parametrize("point", ["replace:1", "replace:2", "write:2", "write-files:1"])
+def test_sigkill_while_replacing_a_saved_file_then_saving_it_back_repairs(tmp_path: Path, point: str) -> None:
+    """The files row goes first: a file killed mid-replace and then saved back to the
+    content the index had before is still re-done, not taken as unchanged."""
+    root = write_workspace(tmp_path / "ws", many_files(6))
+    assert index(root).returncode == 0
+    target = root / "pkg/mod_002.py"
+    original = target.read_text()
+    target.write_text(original + "\n\ndef replaced_mid_crash():\n    return 'new'\n")
+    killed = index(root, kill_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert_searchable(root)
+    target.write_text(original)
+    assert index(root).returncode == 0
+    repaired = fingerprint(root)
+    rebuilt = subprocess.run(
+        [*CODESIFT, "index", str(root), "--rebuild", "--json"], capture_output=True, text=True
+    )
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert fingerprint(root) == repaired, "the repaired index differs from a clean rebuild"
 
 
 def test_sigkill_during_removal_leaves_no_orphan_rows(tmp_path: Path) -> None:

@@ -82,6 +82,31 @@ def test_vanished_directory_takes_its_files_along(workspace: Path, embedder: Emb
     assert report.removed == ("web/client.js",)
 
 
+def test_pending_vector_flag_matches_the_vectors_through_saves_and_embedding(
+    workspace: Path, embedder: Embedder
+) -> None:
+    """``has_vector`` (what pending counts read) says exactly which chunks have a vector."""
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder, embed=False)
+    store = open_store(workspace, settings)
+
+    def flags() -> list[tuple[str, bool, bool]]:
+        rows = store.table("chunks").search().select(["path", "vector", "has_vector"]).limit(None).to_arrow()
+        return [(r["path"], r["vector"] is not None, r["has_vector"]) for r in rows.to_pylist()]
+
+    assert flags() and all(not has and not flag for _, has, flag in flags())
+    (workspace / "app" / "upload.py").write_text("def shrink(blob):\n    return blob\n", encoding="utf-8")
+    report = reindex_paths(workspace, settings, ["app/upload.py"], embedder=embedder, embed=False)
+    assert report.vectors_pending == len(flags())
+    reindex_paths(workspace, settings, ["app/auth.py", "app/upload.py"], embedder=embedder, embed=False)
+    (workspace / "app" / "upload.py").write_text("def shrink(blob):\n    return blob[:1]\n", encoding="utf-8")
+    reindex_paths(workspace, settings, ["app/upload.py"], embedder=embedder, embed=False)
+    done = embed_vectors(workspace, settings, embedder=embedder, first=["app/upload.py"])
+    assert done == len(flags())
+    assert all(has and flag for _, has, flag in flags())
+    assert index_status(workspace, settings).vectors_pending == 0
+
+
 def test_unchanged_file_is_not_rewritten(workspace: Path, embedder: Embedder) -> None:
     settings = load_settings(workspace)
     index_workspace(workspace, settings, embedder=embedder)
