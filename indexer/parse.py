@@ -56,7 +56,7 @@ from .model import (
     text_hash,
 )
 from .settings import ChunkSettings
-from .text import IDENTIFIER_PARTS as _PARTS
+from .text import piece_parts
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ _per_thread = threading.local()
 _SPLIT_DEPTH = 4  # how deep a too-long statement is searched for inner boundaries
 
 # ``_search_text``: ASCII bytes other than letters and digits become spaces
-# (bytes ≥ 0x80 stay: they are parts of runs, ignored by ``_PARTS``).
+# (bytes ≥ 0x80 stay: they are parts of runs, see ``text.piece_parts``).
 _RUN_BYTES = bytes(b if b >= 0x80 or chr(b).isalnum() else 0x20 for b in range(256))
 _MAX_CACHED_WORDS = 200_000
 
@@ -114,7 +114,7 @@ class _Splits(dict[bytes, str]):
     def __missing__(self, run: bytes) -> str:
         if len(self) >= _MAX_CACHED_WORDS:
             self.clear()
-        split = " ".join(_PARTS.findall(run.decode("utf-8", "surrogatepass"))).lower()
+        split = " ".join(piece_parts(run.decode("utf-8", "surrogatepass")))
         self[run] = split
         return split
 

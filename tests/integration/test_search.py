@@ -391,3 +391,6 @@ def test_bm25_finds_identifiers_whole_or_split_from_the_split_column(tmp_path: P
         assert bm25(store, query, 5), query
     assert bm25(store, "validateCredentials", 5)[0].chunk.path == "app/auth.py"
     assert bm25(store, "flächeBerechnen breite", 5)[0].chunk.path == "app/maths.py"
+    for query in ("Fläche", "größe", "площадь", "flächeBerechnen", "höhe"):
+        hits = bm25(store, query, 5)
+        assert hits and hits[0].chunk.path == "app/maths.py", query
