@@ -94,7 +94,8 @@ def save_to_searchable(
     original = path.read_text(encoding="utf-8")
     idx = SymbolIndex(store)
     idx.tables()  # the server keeps its symbol table loaded between saves
-    embedder.embed_query("warm up")  # and its model, from the first search on
+    for mode in ("grep", "bm25", "vector"):  # and its model and indices, from the first search on
+        search(store, SearchRequest("warm up", mode=mode, limit=5), settings, root=root, embedder=embedder)
     out = []
     try:
         for i in range(rounds):

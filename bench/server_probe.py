@@ -39,7 +39,7 @@ async def _idle(client: LanguageClient, timeout: float) -> None:
     raise TimeoutError("the server did not become idle")
 
 
-async def _probe(root: Path, query: str, settle: float) -> dict[str, float]:
+async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, float]:
     client = LanguageClient("codesift-bench", "1")
 
     @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
@@ -71,10 +71,15 @@ async def _probe(root: Path, query: str, settle: float) -> dict[str, float]:
     await asyncio.sleep(settle)
     idle = rss_mib(pid)
     t = time.perf_counter()
-    await _command(client, "codesift.search", {"query": query, "limit": 10})
+    await _command(client, "codesift.search", {"query": queries[0], "limit": 10})
     first_search = (time.perf_counter() - t) * 1000
     await asyncio.sleep(settle)
     after_search = rss_mib(pid)
+    modes = ("hybrid", "bm25", "vector", "grep")
+    for i, q in enumerate(queries[1:21]):
+        await _command(client, "codesift.search", {"query": q, "limit": 10, "mode": modes[i % len(modes)]})
+    await asyncio.sleep(settle)
+    after_many = rss_mib(pid)
     await client.shutdown_async(None)
     client.exit(None)
     await asyncio.sleep(0.5)
@@ -83,10 +88,12 @@ async def _probe(root: Path, query: str, settle: float) -> dict[str, float]:
         "start → idle (s)": ready,
         "idle RSS (MiB)": idle,
         "first search over LSP (ms)": first_search,
-        "RSS after a search (MiB)": after_search,
+        "idle RSS after a search (MiB)": after_search,
+        f"idle RSS after {len(queries[1:21])} more searches, every mode (MiB)": after_many,
     }
 
 
-def probe_server(root: Path, query: str, settle: float = 5.0) -> dict[str, float]:
-    """Start the server on an indexed root, let it settle, read its RSS before and after a search."""
-    return asyncio.run(_probe(root, query, settle))
+def probe_server(root: Path, queries: list[str], settle: float = 5.0) -> dict[str, float]:
+    """Start the server on an indexed root, let it settle, read its RSS before any search,
+    after the first, and after 20 more in every mode."""
+    return asyncio.run(_probe(root, queries, settle))

@@ -10,7 +10,7 @@ import pytest
 
 from codesift.indexer.embed import Embedder, Vectors, make_embedder
 from codesift.indexer.errors import IndexMissingError
-from codesift.indexer.freshen import embed_vectors, normalise_paths, reindex_paths
+from codesift.indexer.freshen import embed_vectors, normalise_paths, optimize_index, reindex_paths
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import find_symbols
@@ -105,6 +105,27 @@ def test_pending_vector_flag_matches_the_vectors_through_saves_and_embedding(
     assert done == len(flags())
     assert all(has and flag for _, has, flag in flags())
     assert index_status(workspace, settings).vectors_pending == 0
+
+
+def test_optimize_after_saves_waits_until_enough_rows_piled_up(workspace: Path, embedder: Embedder) -> None:
+    """A save's few rows are searched unindexed; the quiet-time optimize (which saves
+    wait for) runs once 500 rows sit outside the indices, and folds them in."""
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embedder=embedder, embed=False)
+    store = open_store(workspace, settings)
+    store.optimize()
+    (workspace / "app" / "upload.py").write_text("def shrink(blob):\n    return blob\n", encoding="utf-8")
+    reindex_paths(workspace, settings, ["app/upload.py"], embedder=embedder, embed=False)
+    assert optimize_index(workspace, settings) is False
+    many = "\n\n".join(f"def handler_{i}(x):\n    return x + {i}" for i in range(1200))
+    (workspace / "app" / "many.py").write_text(many, encoding="utf-8")
+    reindex_paths(workspace, settings, ["app/many.py"], embedder=embedder, embed=False)
+    chunks = store.table("chunks")
+    assert chunks.index_stats("search_text_idx").num_unindexed_rows >= 500
+    assert optimize_index(workspace, settings) is True
+    assert chunks.index_stats("search_text_idx").num_unindexed_rows == 0
+    hits = search(store, SearchRequest("handler_1199", mode="bm25"), settings, root=workspace).hits
+    assert hits and hits[0].chunk.path == "app/many.py"
 
 
 def test_unchanged_file_is_not_rewritten(workspace: Path, embedder: Embedder) -> None:
