@@ -354,6 +354,11 @@ def _repo_top(root_real: str) -> str | None:
         current = parent
 
 
+def in_git_repository(root: str | os.PathLike[str]) -> bool:
+    """Whether the folder is inside a git work tree (a ``.git`` here or above)."""
+    return _repo_top(os.path.realpath(root)) is not None
+
+
 def _global_excludes_file(cwd: str) -> str | None:
     """``core.excludesFile``, or git's default under XDG_CONFIG_HOME / HOME."""
     git = shutil.which("git")

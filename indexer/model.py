@@ -248,6 +248,7 @@ class IndexReport:
     rebuilt: bool = False
     rebuild_reason: str = ""
     vectors_pending: int = 0
+    note: str = ""  # why nothing, or little, was there to index (``workspace.ignore_note``)
 
 
 def text_hash(text: str) -> str:

@@ -40,7 +40,7 @@ from .store import (
     Store,
     default_index_uri,
 )
-from .workspace import walk
+from .workspace import ignore_note, walk
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +186,9 @@ def index_workspace(
         t = time.perf_counter()
         progress(Progress("walk", 0, 0))
         entries = list(walk(root, settings.index))
+        note = ignore_note(root, settings.index, len(entries)) if reason or not entries else ""
+        if note:
+            log.warning("%s", note)
         counters.phases["walk"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -226,6 +229,7 @@ def index_workspace(
         rebuilt=bool(reason),
         rebuild_reason=reason,
         vectors_pending=pending,
+        note=note,
     )
 
 

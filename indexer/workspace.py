@@ -29,11 +29,12 @@ import logging
 import os
 import stat
 from collections.abc import Iterator
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import WorkspaceError
-from .ignore import IgnoreRules, RuleList, to_byte_space
+from .ignore import IgnoreRules, RuleList, in_git_repository, to_byte_space
 from .languages import language_for_path
 from .model import SkipReason, WalkEntry, text_hash
 from .settings import IndexSettings
@@ -253,6 +254,40 @@ def walk(root: Path, settings: IndexSettings) -> Iterator[WalkEntry]:
         raise WorkspaceError(f"workspace root {sel.root_abs}: {_errno_text(exc)}") from exc
     include = True if sel.include is None else None
     return _walk(sel, _Frame("", "", lists, include, key, iter(children)))
+
+
+def ignore_note(root: Path, settings: IndexSettings, seen: int) -> str:
+    """Why the walk saw no file, or far fewer than the folder holds, when rules hid them.
+
+    Said when nothing is left to index (whatever hid the files), and when .gitignore
+    rules hide more files than are indexed although the root is in no git
+    repository: codesift follows .gitignore files anywhere, as ripgrep does, and a
+    source package's .gitignore (Debian's linux-source has ``/*``) can hide it all.
+    Empty when neither applies. Costs a second walk: call it on a first build.
+    """
+    free = sum(1 for _ in walk(root, dataclasses.replace(settings, respect_gitignore=False)))
+    if seen == 0:
+        if free == 0:
+            everything = dataclasses.replace(settings, respect_gitignore=False, exclude=(), include=())
+            total = sum(1 for _ in walk(root, everything))
+            if total == 0:
+                return ""
+            return (
+                f"nothing to index: index.include / index.exclude leave out all {total} files "
+                f"under {root}"
+            )
+        return (
+            f"nothing to index: .gitignore rules hide all {free} files under {root}"
+            f"{'' if in_git_repository(root) else ' (it is in no git repository)'}; "
+            "set index.respect_gitignore = false to index them"
+        )
+    hidden = free - seen
+    if settings.respect_gitignore and hidden > seen and not in_git_repository(root):
+        return (
+            f"{hidden} of {free} files under {root} are hidden by .gitignore rules although it is "
+            "in no git repository; set index.respect_gitignore = false to index them"
+        )
+    return ""
 
 
 def _walk(sel: _Selection, root: _Frame) -> Iterator[WalkEntry]:

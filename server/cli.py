@@ -19,6 +19,7 @@ from typing import cast
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -207,6 +208,8 @@ def index(
         out.print(
             f"[yellow]{report.vectors_pending} chunks still wait for vectors[/] (run `codesift index` again)"
         )
+    if report.note:
+        out.print(f"[yellow]{escape(report.note)}[/]")
 
 
 @main.command()

@@ -349,6 +349,9 @@ class Writer:
             p.forget_store()
             p.text_ready.set()
             message = f"{report.files_seen} files, {report.files_changed} changed"
+            if report.note:
+                message += f"; {report.note}"
+                p.notify(f"codesift: {p.name}: {report.note}")
             p.activity = "indexing: vectors"
 
         try:

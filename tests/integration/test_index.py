@@ -209,6 +209,20 @@ def test_index_and_status_json_carry_the_documented_fields(workspace: Path) -> N
     assert st["files_indexed"] == 5 and st["vectors_pending"] == 0
 
 
+def test_index_of_a_tree_its_own_gitignore_hides_says_why_it_is_empty(tmp_path: Path) -> None:
+    """A Debian-style source tree (``.gitignore`` = ``/*``, no git repository)."""
+    root = tmp_path / "linux-source"
+    (root / "kernel").mkdir(parents=True)
+    (root / ".gitignore").write_text("/*\n", encoding="utf-8")
+    (root / "kernel" / "fork.c").write_text("int copy_process(void) { return 0; }\n", encoding="utf-8")
+    res = run_cli("index", str(root), "--no-embed")
+    assert res.returncode == 0, res.stderr
+    text = " ".join(res.stdout.split())
+    assert ".gitignore rules hide all 2 files" in text and "index.respect_gitignore = false" in text
+    report = json.loads(run_cli("index", str(root), "--no-embed", "--json").stdout)
+    assert report["files_seen"] == 0 and "respect_gitignore" in report["note"]
+
+
 def test_status_of_a_workspace_without_index_says_how_to_build_it(tmp_path: Path) -> None:
     res = run_cli("status", str(tmp_path))
     assert res.returncode == 1

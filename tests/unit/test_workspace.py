@@ -14,7 +14,7 @@ import pytest
 from codesift.indexer.errors import WorkspaceError
 from codesift.indexer.model import SkipReason, WalkEntry, text_hash
 from codesift.indexer.settings import IndexSettings
-from codesift.indexer.workspace import IgnoreMatcher, is_indexable, read_source, walk
+from codesift.indexer.workspace import IgnoreMatcher, ignore_note, is_indexable, read_source, walk
 
 SETTINGS = IndexSettings()
 
@@ -391,3 +391,60 @@ def test_ignore_matcher_sees_a_changed_gitignore(ws: Path) -> None:
     write(ws, ".gitignore", "a.py\n")
     assert not matcher.is_indexable("a.py")
     assert matcher.ignored("a.py")
+
+
+# --- saying why there is little or nothing to index -----------------------------------
+
+
+def _debian_like(root: Path, keep_debian: bool) -> None:
+    write(root, ".gitignore", "/*\n" + ("!/debian/\n" if keep_debian else ""))
+    for i in range(5):
+        write(root, f"kernel/mod_{i}.c", f"int f{i}(void) {{ return {i}; }}\n")
+    write(root, "debian/rules.c", "int rules;\n")
+
+
+def _seen(root: Path, settings: IndexSettings) -> int:
+    return sum(1 for _ in walk(root, settings))
+
+
+def test_ignore_note_says_gitignore_hid_everything_outside_git(tmp_path: Path) -> None:
+    _debian_like(tmp_path, keep_debian=False)
+    settings = IndexSettings()
+    assert _seen(tmp_path, settings) == 0
+    note = ignore_note(tmp_path, settings, 0)
+    assert "nothing to index: .gitignore rules hide all 7 files" in note
+    assert "in no git repository" in note and "index.respect_gitignore = false" in note
+
+
+def test_ignore_note_says_gitignore_hid_most_files_outside_git(tmp_path: Path) -> None:
+    _debian_like(tmp_path, keep_debian=True)
+    settings = IndexSettings()
+    seen = _seen(tmp_path, settings)
+    assert seen == 1  # debian/rules.c
+    note = ignore_note(tmp_path, settings, seen)
+    assert note.startswith("6 of 7 files under") and "index.respect_gitignore = false" in note
+
+
+def test_ignore_note_is_quiet_inside_a_git_repository_or_when_little_is_hidden(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _debian_like(repo, keep_debian=True)
+    (repo / ".git").mkdir()
+    assert ignore_note(repo, IndexSettings(), _seen(repo, IndexSettings())) == ""
+    plain = tmp_path / "plain"
+    write(plain, ".gitignore", "build/\n")
+    write(plain, "a.py")
+    write(plain, "b.py")
+    write(plain, "build/out.py")
+    assert ignore_note(plain, IndexSettings(), _seen(plain, IndexSettings())) == ""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert ignore_note(empty, IndexSettings(), 0) == ""
+
+
+def test_ignore_note_blames_include_and_exclude_when_they_leave_nothing(tmp_path: Path) -> None:
+    write(tmp_path, "a.py")
+    write(tmp_path, "b.py")
+    settings = IndexSettings(include=("*.rs",))
+    assert ignore_note(tmp_path, settings, _seen(tmp_path, settings)) == (
+        f"nothing to index: index.include / index.exclude leave out all 2 files under {tmp_path}"
+    )
