@@ -23,13 +23,13 @@ Decisions, fixed here:
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import logging
 import os
 import stat
 from collections.abc import Iterator
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,10 +272,7 @@ def ignore_note(root: Path, settings: IndexSettings, seen: int) -> str:
             total = sum(1 for _ in walk(root, everything))
             if total == 0:
                 return ""
-            return (
-                f"nothing to index: index.include / index.exclude leave out all {total} files "
-                f"under {root}"
-            )
+            return f"nothing to index: index.include / index.exclude leave out all {total} files under {root}"
         return (
             f"nothing to index: .gitignore rules hide all {free} files under {root}"
             f"{'' if in_git_repository(root) else ' (it is in no git repository)'}; "
