@@ -1,0 +1,142 @@
+"""``codesift callers``, ``callees``, ``impls`` and ``research``: the reference graph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from codesift.indexer.embed import make_embedder
+from codesift.indexer.graph import Graph, implementations
+from codesift.indexer.graph import callees as graph_callees
+from codesift.indexer.graph import callers as graph_callers
+from codesift.indexer.model import Symbol
+from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
+from codesift.indexer.settings import load_settings
+from codesift.indexer.sync import open_store
+
+from .cli_common import engine_errors, err, find_root, out, print_json, root_option
+
+
+def _graph_targets(root: Path, name: str) -> tuple[Graph, list[Symbol]]:
+    """The graph of the workspace and the definitions NAME means; exit 1 when none."""
+    graph = Graph(open_store(root, load_settings(root)))
+    targets = graph.find(name)
+    if not targets:
+        err.print(f"no definition named {name!r} in the index")
+        sys.exit(1)
+    return graph, targets
+
+
+def _where(sym: Symbol | None, path: str = "") -> str:
+    if sym is None:
+        return f"[cyan]{path}[/] (top level)"
+    return f"[bold]{sym.qualified_name}[/] [cyan]{sym.path}[/]:{sym.selection_range.start.line}"
+
+
+@click.command()
+@click.argument("name")
+@root_option
+@click.option(
+    "--unresolved", is_flag=True, help="Also unresolved calls that list NAME among their candidates."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print callers as JSON.")
+def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> None:
+    """Who calls NAME (``loads``, ``json.loads``, ``JSONDecoder.decode``): callers with call sites."""
+    root = find_root(root or Path.cwd())
+    with engine_errors():
+        graph, targets = _graph_targets(root, name)
+        found = [(t, graph_callers(graph, t, include_unresolved=unresolved)) for t in targets]
+    if as_json:
+        print_json([{"symbol": t, "callers": sites} for t, sites in found])
+        return
+    for target, sites in found:
+        out.print(f"{_where(target)} [dim]— {len(sites)} callers[/]")
+        for site in sites:
+            lines = ", ".join(str(r.start.line) for r in site.from_ranges)
+            mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
+            out.print(f"  ← {_where(site.caller, site.path)} [dim]line {lines}[/]{mark}")
+    if not any(sites for _, sites in found):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("name")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print callees as JSON.")
+def callees(name: str, root: Path | None, as_json: bool) -> None:
+    """What NAME calls: resolved targets, and unresolved calls with their candidates."""
+    root = find_root(root or Path.cwd())
+    with engine_errors():
+        graph, targets = _graph_targets(root, name)
+        found = [(t, graph_callees(graph, t)) for t in targets]
+    if as_json:
+        print_json([{"symbol": t, "callees": calls} for t, calls in found])
+        return
+    for target, calls in found:
+        out.print(f"{_where(target)} [dim]— {len(calls)} callees[/]")
+        for c in calls:
+            lines = ", ".join(str(r.start.line) for r in c.from_ranges)
+            if c.callee is not None:
+                out.print(f"  → {_where(c.callee)} [dim]line {lines}[/]")
+            else:
+                hint = f"{len(c.candidates)} candidates" if c.candidates else "outside the index"
+                out.print(f"  → {c.name} [yellow](unresolved, {hint})[/] [dim]line {lines}[/]")
+    if not any(calls for _, calls in found):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("name")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print implementations as JSON.")
+def impls(name: str, root: Path | None, as_json: bool) -> None:
+    """Implementations of NAME: subclasses, implementers, extensions (transitive); overrides of a method."""
+    root = find_root(root or Path.cwd())
+    with engine_errors():
+        graph, targets = _graph_targets(root, name)
+        found = [(t, implementations(graph, t)) for t in targets]
+    if as_json:
+        print_json([{"symbol": t, "implementations": found_impls} for t, found_impls in found])
+        return
+    for target, found_impls in found:
+        out.print(f"{_where(target)} [dim]— {len(found_impls)} implementations[/]")
+        for impl in found_impls:
+            loc = impl.location
+            what = impl.symbol.qualified_name if impl.symbol is not None else "(extension)"
+            out.print(
+                f"  {impl.how.value:<10} [bold]{what}[/] [cyan]{loc.path}[/]:{loc.span.start.line} "
+                f"[dim](of {impl.of})[/]"
+            )
+    if not any(found_impls for _, found_impls in found):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("question")
+@root_option
+@click.option("--depth", type=int, default=3, show_default=True, help="How far caller chains are traced.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--no-semantic", is_flag=True, help="Related: search with BM25 only (no model load).")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+def research(
+    question: str, root: Path | None, depth: int, limit: int, no_semantic: bool, as_json: bool
+) -> None:
+    """Answer "implementations of X", "what calls X", "related to X", "dependencies of module M"."""
+    root = find_root(root or Path.cwd())
+    with engine_errors():
+        settings = load_settings(root)
+        store = open_store(root, settings)
+        kind, _ = parse_question(question)
+        wants_model = kind is ResearchKind.RELATED and not no_semantic
+        embedder = make_embedder(settings.embed) if wants_model else None
+        result = code_research(
+            store, question, settings, root=root, embedder=embedder, depth=depth, limit=limit
+        )
+    if as_json:
+        print_json(result)
+        return
+    click.echo(render_markdown(result), nl=False)
+    if not result.findings and result.dependencies is None:
+        sys.exit(1)
