@@ -171,7 +171,9 @@ class CodesiftServer(LanguageServer):
             except Exception as exc:
                 log.warning("workspace/configuration failed: %s", exc)
             else:
-                if got and got[0] is not None:
+                # An empty answer ({} from VS Code for a section nobody set) means
+                # "nothing here": the initialization options still apply.
+                if got and got[0]:
                     return got[0]
         return self.init_options
 

@@ -238,6 +238,21 @@ async def test_bad_initialization_options_show_one_message_and_use_defaults(ws: 
 
 
 @pytest.mark.asyncio
+async def test_an_empty_configuration_answer_keeps_the_initialization_options(ws: Path) -> None:
+    """VS Code answers ``{}`` for a section nobody set: that is no settings, not defaults."""
+    c = await start_client()
+    try:
+        c.set_configuration({}, section="codesift")
+        await initialize(c, ws, options={"search": {"limit": 2}})
+        await indexed(c)
+        answer = await run(c, "codesift.search", {"query": "return the value"})
+        assert len(answer["hits"]) == 2
+    finally:
+        await c.shutdown_session()
+        await c.stop()
+
+
+@pytest.mark.asyncio
 async def test_missing_embedding_model_shows_one_message_saying_how_to_fix_it(
     ws: Path, tmp_path: Path
 ) -> None:
