@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
+
+MODEL_IDLE_S = 10.0
 
 
 def rss_mib(pid: int) -> float:
@@ -54,7 +57,8 @@ async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, flo
     def log_message(params: lsp.LogMessageParams) -> None:
         return None
 
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
+    env = {**os.environ, "CODESIFT_MODEL_IDLE_S": str(MODEL_IDLE_S)}
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env=env)
     pid = client._server.pid  # type: ignore[attr-defined]
     t = time.perf_counter()
     await client.initialize_async(
@@ -80,6 +84,8 @@ async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, flo
         await _command(client, "codesift.search", {"query": q, "limit": 10, "mode": modes[i % len(modes)]})
     await asyncio.sleep(settle)
     after_many = rss_mib(pid)
+    await asyncio.sleep(MODEL_IDLE_S + 2 * settle)  # the server unloads its idle model
+    unloaded = rss_mib(pid)
     await client.shutdown_async(None)
     client.exit(None)
     await asyncio.sleep(0.5)
@@ -90,6 +96,7 @@ async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, flo
         "first search over LSP (ms)": first_search,
         "idle RSS after a search (MiB)": after_search,
         f"idle RSS after {len(queries[1:21])} more searches, every mode (MiB)": after_many,
+        f"idle RSS once the model is unloaded ({MODEL_IDLE_S:.0f} s idle here, 300 s by default) (MiB)": unloaded,
     }
 
 

@@ -29,7 +29,7 @@ from codesift.indexer.graph import Graph
 from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
-from .projects import Embedders, IndexRun, Project
+from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,10 @@ class CodesiftServer(LanguageServer):
         super().__init__(NAME, VERSION, protocol_cls=CodesiftProtocol, max_workers=4)
         self.projects: dict[str, Project] = {}  # folder URI → project
         self.embedders = Embedders()
+        self.embedders.watch_idle(
+            lambda: any(p.writer.busy for p in list(self.projects.values())),
+            float(os.environ.get("CODESIFT_MODEL_IDLE_S") or MODEL_IDLE_S),  # the bench shortens it
+        )
         self.init_options: object = None
         # What features want done once the client is initialized (e.g. register file watchers).
         self.after_initialized: list[Callable[[CodesiftServer], Coroutine[Any, Any, None]]] = []

@@ -167,3 +167,20 @@ def test_onnx_output_matches_the_torch_model_to_cosine_0999(float_embedder: Onnx
             ).last_hidden_state[0]
         want = hidden.mean(dim=0).numpy()  # one unpadded text: every token counts
         assert cosine(vector, want) >= 0.999, text
+
+
+def test_an_idle_server_unloads_the_model_and_the_next_query_loads_it_again() -> None:
+    """The language server's idle watch: no unload while a job runs or within the idle
+    time; after it, the model goes and the next query gets the same vector as before."""
+    from codesift.server.projects import Embedders
+
+    embedders = Embedders()
+    model = embedders.get(EmbedSettings())
+    assert isinstance(model, OnnxEmbedder)
+    before = model.embed_query("parse an http header line")
+    assert embedders.release_if_idle(3600, busy=False) == 0
+    assert embedders.release_if_idle(0, busy=True) == 0
+    assert embedders.release_if_idle(0, busy=False) == 1
+    assert embedders.release_if_idle(0, busy=False) == 0  # nothing left loaded
+    again = embedders.get(EmbedSettings()).embed_query("parse an http header line")
+    assert np.allclose(before, again, atol=1e-6)
