@@ -96,7 +96,9 @@ async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, flo
         "first search over LSP (ms)": first_search,
         "idle RSS after a search (MiB)": after_search,
         f"idle RSS after {len(queries[1:21])} more searches, every mode (MiB)": after_many,
-        f"idle RSS once the model is unloaded ({MODEL_IDLE_S:.0f} s idle here, 300 s by default) (MiB)": unloaded,
+        f"idle RSS once the model is unloaded ({MODEL_IDLE_S:.0f} s idle here, 300 s by default) (MiB)": (
+            unloaded
+        ),
     }
 
 
