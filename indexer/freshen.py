@@ -119,7 +119,7 @@ def reindex_paths(
         for path in wanted:
             entry = matcher.entry(path)
             if entry is None:
-                removed += _gone(root, path, store)
+                removed += _gone(root, path, records, store)
                 continue
             write = process_file(entry, indexed_hash(records.get(path)), settings, project)
             if write is None:
@@ -180,12 +180,13 @@ def _embed_into_cache(
     return vectors
 
 
-def _gone(root: Path, path: str, store: Store) -> list[str]:
-    """Indexed paths to forget for a path the walk no longer yields."""
-    if (root / path).is_dir():
-        return list(store.file_records([path]))
-    # a vanished (or ignored) directory takes its files along
-    return list(store.file_records([path], under=path))
+def _gone(root: Path, path: str, records: dict[str, FileRecord], store: Store) -> list[str]:
+    """Indexed paths to forget for a path the walk no longer yields (``records``: the
+    files rows of the paths asked for)."""
+    out = [path] if path in records else []
+    if not (root / path).is_dir():  # a vanished (or ignored) directory takes its files along
+        out += list(store.file_records(under=path))
+    return out
 
 
 def embed_vectors(

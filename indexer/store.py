@@ -69,6 +69,7 @@ SYMBOLS = "symbols"
 EDGES = "edges"
 META = "meta"
 _IN_BATCH = 500  # values per SQL IN (...) list
+_CACHE_PREFIX = "emb_"
 # Filters on chunks: those still waiting for a vector, and those with one.
 PENDING = "has_vector = false"
 EMBEDDED = "has_vector = true"
@@ -317,7 +318,11 @@ class Store:
 
     @staticmethod
     def cache_table_name(model_id: str) -> str:
-        return "emb_" + hashlib.sha1(model_id.encode()).hexdigest()[:16]
+        return _CACHE_PREFIX + hashlib.sha1(model_id.encode()).hexdigest()[:16]
+
+    def _cache_names(self) -> list[str]:
+        """The embedding cache tables, one per model that ever embedded here."""
+        return sorted(n for n in self.table_names() if n.startswith(_CACHE_PREFIX))
 
     def _cache(self, model_id: str, dim: int) -> lancedb.table.Table:
         name = self.cache_table_name(model_id)
@@ -442,7 +447,7 @@ class Store:
         if ("path",) not in have:
             chunks.create_index("path", config=BTree())
         want = {SYMBOLS: ("name_lower", "path"), EDGES: ("path",)}
-        want.update({name: ("content_hash",) for name in self.table_names() if name.startswith("emb_")})
+        want.update({name: ("content_hash",) for name in self._cache_names()})
         for name, columns in want.items():
             tbl = self._table(name)
             have = {tuple(i.columns) for i in tbl.list_indices()}
@@ -503,8 +508,7 @@ class Store:
 
     def optimize(self, keep_versions_for: timedelta = timedelta(minutes=5)) -> None:
         """Compact, fold new rows into the indices, prune old versions."""
-        caches = sorted(n for n in self.table_names() if n.startswith("emb_"))
-        for name in (CHUNKS, SYMBOLS, EDGES, FILES, *caches):
+        for name in (CHUNKS, SYMBOLS, EDGES, FILES, *self._cache_names()):
             try:
                 self._table(name).optimize(cleanup_older_than=keep_versions_for)
             except Exception as exc:  # optimisation is best effort: the data is whole

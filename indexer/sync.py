@@ -333,9 +333,8 @@ def flush_writes(
     if vectors is None:
         vectors = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
         counters.from_cache += sum(1 for h in hashes if h in vectors)
-    cached = vectors
     fresh = known is not None and not any(w.record.path in known for w in batch)
-    store.write_files(batch, embedder.dimension, cached, fresh=fresh)
+    store.write_files(batch, embedder.dimension, vectors, fresh=fresh)
     counters.chunks_written += len(hashes)
 
 

@@ -155,19 +155,22 @@ local function target(opts)
   return (M.config and M.config.results) or 'picker'
 end
 
+-- Run a server command and show its answer as a result list.
+local function show(command, args, convert, opts, title, empty)
+  execute(command, args, function(result, client)
+    results.show(convert(result, client.offset_encoding), { to = target(opts), title = title(result), empty = empty })
+  end)
+end
+
 --- Hybrid search; results to the picker or the quickfix list.
 ---@param query string
 ---@param opts table|nil { quickfix = bool, args = table (extra codesift.search fields) }
 function M.search(query, opts)
   opts = opts or {}
   local args = vim.tbl_deep_extend('force', (M.config and M.config.search) or {}, opts.args or {}, { query = query })
-  execute('codesift.search', args, function(result, client)
-    results.show(results.from_search(result, client.offset_encoding), {
-      to = target(opts),
-      title = 'codesift search: ' .. query .. results.search_summary(result.report or {}),
-      empty = ('no results for %q'):format(query),
-    })
-  end)
+  show('codesift.search', args, results.from_search, opts, function(result)
+    return 'codesift search: ' .. query .. results.search_summary(result.report or {})
+  end, ('no results for %q'):format(query))
 end
 
 --- Exact grep (literal unless args.regex); one entry per matching line.
@@ -176,13 +179,9 @@ end
 function M.grep(pattern, opts)
   opts = opts or {}
   local args = vim.tbl_deep_extend('force', (M.config and M.config.grep) or {}, opts.args or {}, { pattern = pattern })
-  execute('codesift.grep', args, function(result, client)
-    results.show(results.from_grep(result, client.offset_encoding), {
-      to = target(opts),
-      title = 'codesift grep: ' .. pattern,
-      empty = ('no match for %q'):format(pattern),
-    })
-  end)
+  show('codesift.grep', args, results.from_grep, opts, function()
+    return 'codesift grep: ' .. pattern
+  end, ('no match for %q'):format(pattern))
 end
 
 --- Code research ("implementations of X", "what calls f()", "dependencies of module M").
@@ -190,13 +189,9 @@ end
 ---@param opts table|nil { quickfix = bool }
 function M.research(question, opts)
   opts = opts or {}
-  execute('codesift.research', { question = question }, function(result, client)
-    results.show(results.from_research(result, client.offset_encoding), {
-      to = target(opts),
-      title = 'codesift research: ' .. question,
-      empty = ('nothing found for %q'):format(question),
-    })
-  end)
+  show('codesift.research', { question = question }, results.from_research, opts, function()
+    return 'codesift research: ' .. question
+  end, ('nothing found for %q'):format(question))
 end
 
 --- Re-index the workspace, or only some files (paths relative to cwd or absolute).
