@@ -21,6 +21,7 @@ from typing import Literal
 from .errors import ConfigError
 
 EmbedProvider = Literal["onnx", "sentence-transformers", "openai"]
+RankMode = Literal["full", "rrf"]
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     "node_modules/",
@@ -164,9 +165,19 @@ class SearchSettings:
     grep_weight: float = field(default=0.3, metadata=_doc("RRF weight of exact grep in hybrid."))
     rrf_k: int = field(default=60, metadata=_doc("RRF constant k."))
     overfetch: int = field(default=3, metadata=_doc("Each source fetches limit × this."))
-    vector_score_threshold: float = field(
-        default=0.5,
-        metadata=_doc("Cosine distance at or beyond which vector results are dropped."),
+    vector_score_threshold: float | None = field(
+        default=None,
+        metadata=_doc(
+            "Cosine distance at or beyond which vector results are dropped. Unset: no cut-off in "
+            "hybrid, the CLI and the editors; 0.5 for the agent tool vector_search."
+        ),
+    )
+    rank: RankMode = field(
+        default="full",
+        metadata=_doc(
+            "full: the ranking stage after fusion (definitions, paths, file roles, diversity); "
+            "rrf: the bare weighted RRF fusion."
+        ),
     )
     min_similarity: float = field(
         default=0.0,
@@ -229,6 +240,10 @@ def _coerce(section: str, f: dataclasses.Field[object], value: object) -> object
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"{name} must be a non-negative integer; got {value!r}")
         return value
+    if hint == float | None:
+        if value is None:
+            return None  # unset (an editor sends null for a cleared setting)
+        hint = float
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise ConfigError(f"{name} must be a non-negative number; got {value!r}")
@@ -312,6 +327,8 @@ def describe_settings() -> list[SettingDoc]:
                 type_name = "enum"
             elif typing.get_origin(hint) is tuple:
                 type_name = "array"
+            elif hint == float | None:
+                type_name = "float"
             else:
                 type_name = getattr(hint, "__name__", str(hint))
             out.append(SettingDoc(f"{section}.{f.name}", type_name, default, f.metadata["doc"]))

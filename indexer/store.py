@@ -524,10 +524,12 @@ class Store:
                 self._db.drop_table(name)
 
 
-def load_chunks(store: Store, ids: Sequence[str]) -> dict[str, Chunk]:
-    """The chunks with these ids (missing ids are simply absent)."""
+def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -> dict[str, Chunk]:
+    """The chunks with these ids (missing ids, and those ``where`` excludes, are absent)."""
     out: dict[str, Chunk] = {}
     for flt in in_filters("id", list(dict.fromkeys(ids))):
+        if where:
+            flt = f"({flt}) AND ({where})"
         rows = store.table(CHUNKS).search().where(flt).select(CHUNK_COLUMNS).limit(None).to_arrow()
         for r in rows.to_pylist():
             out[str(r["id"])] = chunk_from_row(r)

@@ -21,6 +21,8 @@ def render() -> str:
         default = s.default
         if isinstance(default, tuple):
             default = ", ".join(f"`{d}`" for d in default) or "(none)"
+        elif default is None:
+            default = "(unset)"
         elif isinstance(default, str):
             default = f"`{default}`" if default else '`""`'
         else:

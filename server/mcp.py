@@ -41,6 +41,7 @@ from codesift.indexer.search.filters import path_allowed
 from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
+from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
 from codesift.indexer.search.symbols import SymbolHit, find_symbols
 from codesift.indexer.sync import index_status
@@ -101,6 +102,11 @@ class AgentTools(GraphTools):
                 store, _ = self.workspaces.store(root, settings)
                 embedder = self._embedder_for(request.mode, settings, notes)
                 ask = dataclasses.replace(request, limit=want)
+                if ask.mode == "vector" and ask.vector_score_threshold is None:
+                    # The kb-agent spec puts the cut-off on vector_search: 0.5 unless set.
+                    configured = settings.search.vector_score_threshold
+                    threshold = AGENT_VECTOR_THRESHOLD if configured is None else configured
+                    ask = dataclasses.replace(ask, vector_score_threshold=threshold)
                 if request.hops > 0:
                     graph, lock = self.workspaces.graph(root, store)
                     with lock:

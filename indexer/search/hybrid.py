@@ -1,7 +1,9 @@
-"""The search every face calls: grep + BM25 + vector in parallel, fused by weighted RRF.
+"""The search every face calls: grep + BM25 + vector in parallel, fused by weighted
+RRF, then ranked (``search.ranking``), optionally widened over the reference graph.
 
 Single modes (``bm25``, ``vector``, ``grep``) go through the same function so
-they share filters, hit building and the report.
+they share filters, hit building and the report; they show one source's own
+order, so the ranking stage runs for hybrid alone.
 """
 
 from __future__ import annotations
@@ -12,35 +14,38 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from ..embed import Embedder
 from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
-from ..settings import Settings
+from ..settings import SearchSettings, Settings
 from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
 from . import exact
 from . import grep as grep_mod
 from .filters import filters_sql, path_allowed
 from .fusion import rrf
 from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
-from .multihop import multihop_result
-from .results import MatchType, SearchHit, SearchReport, SearchRequest, SearchResult, Source
-from .semantic import vector_search
+from .multihop import Relevance, multihop_result
+from .ranking import Candidate, QueryIntent, Ranker, asked_roles, understand
+from .ranking.query import bm25_text, semantic_text
+from .results import MatchType, SearchHit, SearchMode, SearchReport, SearchRequest, SearchResult, Source
+from .semantic import chunk_similarities, vector_search
+from .symbols import definitions_named
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="codesift-search")
-
-
-def _keywords(request: SearchRequest) -> str:
-    given = (request.exact_keywords or "").strip()
-    if not given or given == request.query.strip():
-        return extract_keywords(request.query)
-    return given
+_DEFAULT_SEARCH = SearchSettings()
+# File-level answers look this many times deeper: a file's evidence is spread over its chunks.
+FILE_DEPTH = 3
 
 
 def _weights(request: SearchRequest, settings: Settings) -> dict[Source, float]:
@@ -50,6 +55,8 @@ def _weights(request: SearchRequest, settings: Settings) -> dict[Source, float]:
         keyword = request.keyword_weight
     elif request.semantic_weight is not None and request.semantic_weight <= 1.0:
         keyword = 1.0 - request.semantic_weight  # raising one lowers the other
+    elif semantic != _DEFAULT_SEARCH.semantic_weight and s.keyword_weight == _DEFAULT_SEARCH.keyword_weight:
+        keyword = max(0.0, 1.0 - semantic)  # a settings file moves it as the flag does
     else:
         keyword = s.keyword_weight
     grep_w = s.grep_weight if request.grep_weight is None else request.grep_weight
@@ -80,6 +87,80 @@ def _timed(fn: Callable[[], T], millis: dict[str, float], name: str) -> T:
         millis[name] = round((time.perf_counter() - t) * 1000, 2)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A request with every default resolved: what each step needs."""
+
+    request: SearchRequest
+    mode: SearchMode
+    limit: int
+    depth: int  # candidates each source retrieves: a function of the settings, not of limit
+    where: str | None
+    intent: QueryIntent
+    keywords: str  # the exact-match source's words (identifiers, or content words)
+    bm25_query: str  # every word of the query (or the caller's keywords)
+    semantic_query: str
+    threshold: float | None
+    min_similarity: float
+    weights: dict[Source, float]
+    rank: bool  # the ranking stage runs (hybrid with search.rank = "full")
+
+
+@dataclass(slots=True)
+class _Retrieved:
+    """What the sources answered."""
+
+    rankings: dict[Source, list[str]] = field(default_factory=dict)
+    known: dict[str, Chunk] = field(default_factory=dict)  # chunks the sources returned whole
+    similarities: dict[str, float] = field(default_factory=dict)
+    bm25_scores: dict[str, float] = field(default_factory=dict)
+    pool: list[KeywordHit] = field(default_factory=list)  # BM25 candidates the exact source matches
+    query_vector: npt.NDArray[np.float32] | None = None
+    dropped: int = 0
+    notes: list[str] = field(default_factory=list)
+    millis: dict[str, float] = field(default_factory=dict)
+
+
+def _plan(request: SearchRequest, settings: Settings) -> _Plan:
+    s = settings.search
+    limit = request.limit or s.limit
+    if limit <= 0:
+        raise QueryError("limit must be positive")
+    if request.hops < 0:
+        raise QueryError("hops must not be negative")
+    intent = understand(request.query)
+    given = (request.exact_keywords or "").strip()
+    own_keywords = bool(given) and given != request.query.strip()
+    keywords = given if own_keywords else extract_keywords(request.query)
+    bm25_query = given if own_keywords else (bm25_text(intent) or keywords)
+    semantic_query = (request.semantic_query or "").strip() or semantic_text(intent)
+    if not (keywords.strip() or semantic_query):
+        raise QueryError("empty query")
+    # Candidates per source do not grow with a limit below the default: the same
+    # query gives the same scores at --limit 3 and --limit 20.
+    depth = max(1, s.overfetch) * max(limit, s.limit)
+    if request.group_by == "file":
+        depth *= FILE_DEPTH
+    threshold = (
+        s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
+    )
+    return _Plan(
+        request=request,
+        mode=request.mode,
+        limit=limit,
+        depth=depth,
+        where=filters_sql(request.filters),
+        intent=intent,
+        keywords=keywords,
+        bm25_query=bm25_query,
+        semantic_query=semantic_query,
+        threshold=threshold,
+        min_similarity=s.min_similarity if request.min_similarity is None else request.min_similarity,
+        weights=_weights(request, settings),
+        rank=request.mode == "hybrid" and s.rank == "full",
+    )
+
+
 def search(
     store: Store,
     request: SearchRequest,
@@ -92,43 +173,58 @@ def search(
 ) -> SearchResult:
     """Run one search and return hits (best first, score in [0, 1]) plus a report.
 
-    With ``request.hops > 0`` the hits are widened over the reference graph
-    (``multihop``); pass a long-lived ``graph`` to skip loading it per search.
+    A pipeline of named steps: plan (defaults, query understanding) → retrieve
+    (the sources in parallel) → fuse (weighted RRF) → rank (the ranking stage,
+    ``search.ranking``) → expand (``request.hops`` over the reference graph; pass a
+    long-lived ``graph`` to skip loading it per search) → report.
 
     The report says which sources answered, how many results each gave, what a
     threshold dropped and whether the index was incomplete — an empty answer
     always carries its reason.
     """
     started = time.perf_counter()
-    s = settings.search
-    limit = request.limit or s.limit
-    if limit <= 0:
-        raise QueryError("limit must be positive")
-    if request.hops < 0:
-        raise QueryError("hops must not be negative")
-    fetch = limit * max(1, s.overfetch)
-    where = filters_sql(request.filters)
-    keywords = _keywords(request)
-    semantic_query = (request.semantic_query or request.query).strip()
-    notes: list[str] = []
-    millis: dict[str, float] = {}
-    mode = request.mode
+    plan = _plan(request, settings)
+    got = _retrieve(store, plan, settings, root=root, embedder=embedder, overlay=overlay)
+    candidates = _fuse(store, plan, got, settings)
+    if plan.rank:
+        t = time.perf_counter()
+        candidates = _rank(store, plan, candidates)
+        got.millis["rank"] = round((time.perf_counter() - t) * 1000, 2)
+    elif request.group_by == "file":
+        candidates = _first_per_file(candidates)
+    result = _report(store, root, plan, got, candidates[: plan.limit], started)
+    if request.hops > 0 and result.hits:
+        relevance = _relevance(store, plan, got)
+        result = multihop_result(
+            graph or Graph(store),
+            result,
+            request.hops,
+            lambda ids: load_chunks(store, ids, where=plan.where),
+            plan.limit,
+            relevance,
+        )
+    return result
+
+
+def _retrieve(
+    store: Store,
+    plan: _Plan,
+    settings: Settings,
+    *,
+    root: Path,
+    embedder: Embedder | None,
+    overlay: Mapping[str, str] | None,
+) -> _Retrieved:
+    """Run the sources the mode asks for, in parallel; a failing source is a note."""
+    got = _Retrieved()
+    mode, depth, where = plan.mode, plan.depth, plan.where
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
-    if not (keywords.strip() or semantic_query):
-        raise QueryError("empty query")
-
-    threshold = (
-        s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
-    )
-    min_sim = s.min_similarity if request.min_similarity is None else request.min_similarity
     futures: dict[Source, Future[list[str]]] = {}
-    known: dict[str, Chunk] = {}  # chunks the sources returned whole
-    dropped = [0]
     if want_vec and embedder is not None:
         meta = store.current_meta()
         if meta is not None and meta.model_id != embedder.model_id:
-            notes.append(
+            got.notes.append(
                 f"semantic search skipped: the index holds {meta.model_id} vectors but the settings "
                 f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
             )
@@ -136,137 +232,194 @@ def search(
     # No vector yet (embedding follows the text index): nothing to search, and the
     # completeness note says why semantic found nothing.
     no_vectors = want_vec and embedder is not None and store.count(CHUNKS, EMBEDDED) == 0
-    sims: dict[str, float] = {}
     if want_vec:
         if embedder is None:
-            if not notes:
-                notes.append("semantic search unavailable: no embedding model loaded")
+            if not got.notes:
+                got.notes.append("semantic search unavailable: no embedding model loaded")
         elif not no_vectors:
             emb = embedder
 
             def run_vec() -> list[str]:
-                qv = emb.embed_query(semantic_query)
+                qv = emb.embed_query(plan.semantic_query)
+                got.query_vector = qv
                 res = vector_search(
-                    store, qv, fetch, threshold=threshold, min_similarity=min_sim, where=where
+                    store,
+                    qv,
+                    depth,
+                    threshold=plan.threshold,
+                    min_similarity=plan.min_similarity,
+                    where=where,
                 )
-                dropped[0] = res.dropped
-                sims.update({h.chunk_id: h.similarity for h in res.hits})
-                known.update({h.chunk_id: h.chunk for h in res.hits})
+                got.dropped = res.dropped
+                got.similarities.update({h.chunk_id: h.similarity for h in res.hits})
+                got.known.update({h.chunk_id: h.chunk for h in res.hits})
                 return [h.chunk_id for h in res.hits]
 
-            futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, millis, "semantic")
-    bm25_scores: dict[str, float] = {}
-    pool: list[KeywordHit] = []  # hybrid: the BM25 candidates the exact source matches
+            futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, got.millis, "semantic")
     if want_bm25:
-        depth = fetch * exact.POOL if mode == "hybrid" else fetch
+        pool_depth = depth * exact.POOL if mode == "hybrid" else depth
 
         def run_bm25() -> list[str]:
-            hits = bm25(store, keywords, depth, where)
-            pool.extend(hits)
-            bm25_scores.update({h.chunk_id: h.score for h in hits})
-            known.update({h.chunk_id: h.chunk for h in hits})
-            return [h.chunk_id for h in hits[:fetch]]
+            hits = bm25(store, plan.bm25_query, pool_depth, where)
+            got.pool.extend(hits)
+            got.bm25_scores.update({h.chunk_id: h.score for h in hits})
+            got.known.update({h.chunk_id: h.chunk for h in hits})
+            return [h.chunk_id for h in hits[:depth]]
 
-        futures[Source.BM25] = _POOL.submit(_timed, run_bm25, millis, "bm25")
+        futures[Source.BM25] = _POOL.submit(_timed, run_bm25, got.millis, "bm25")
     if mode == "grep":
         futures[Source.GREP] = _POOL.submit(
             _timed,
-            lambda: _grep_chunks(store, root, keywords, request, settings, overlay, fetch, where),
-            millis,
+            lambda: _grep_chunks(store, root, plan.keywords, plan.request, settings, overlay, depth, where),
+            got.millis,
             "grep",
         )
 
-    rankings: dict[Source, list[str]] = {Source.SEMANTIC: []} if no_vectors else {}
+    if no_vectors:
+        got.rankings[Source.SEMANTIC] = []
     for source, fut in futures.items():
         try:
-            rankings[source] = fut.result()
+            got.rankings[source] = fut.result()
         except QueryError:
             raise
         except CodesiftError as exc:
-            notes.append(f"{source} search failed: {exc}")
-            rankings[source] = []
+            got.notes.append(f"{source} search failed: {exc}")
+            got.rankings[source] = []
     if mode == "hybrid":
         # Exact keyword matches among the BM25 candidates, in BM25 order (whole-index
         # statistics), plus unsaved buffers: no disk walk per query (see exact.py).
         t = time.perf_counter()
-        rankings[Source.GREP] = exact.exact_chunks(
-            grep_pattern(keywords),
-            pool,
+        got.rankings[Source.GREP] = exact.exact_chunks(
+            grep_pattern(plan.keywords),
+            got.pool,
             store=store,
             root=root,
-            filters=request.filters,
+            filters=plan.request.filters,
             where=where,
             index_settings=settings.index,
             overlay=overlay,
             timeout_s=settings.search.grep_timeout_s,
-        )[:fetch]
-        millis["grep"] = round((time.perf_counter() - t) * 1000, 2)
-    if want_bm25 and not sanitize(keywords):
-        notes.append("the query has no searchable words for BM25 (only syntax characters)")
+        )[:depth]
+        got.millis["grep"] = round((time.perf_counter() - t) * 1000, 2)
+    if want_bm25 and not sanitize(plan.bm25_query):
+        got.notes.append("the query has no searchable words for BM25 (only syntax characters)")
+    return got
 
-    weights = _weights(request, settings)
-    if mode == "hybrid":
-        fused = rrf(rankings, weights, s.rrf_k)
-        ranked = [(f.key, f.score, f.sources) for f in fused[:limit]]
+
+def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> list[Candidate]:
+    """Hybrid: weighted RRF over every source. A single mode: that source's own order
+    and score (cosine for vectors, BM25 over the best for BM25)."""
+    if plan.mode == "hybrid":
+        fused = rrf(got.rankings, plan.weights, settings.search.rrf_k)
+        ranked = [(f.key, f.score, f.sources) for f in fused]
     else:
-        only = {"bm25": Source.BM25, "vector": Source.SEMANTIC, "grep": Source.GREP}[mode]
-        keys = rankings.get(only, [])[:limit]
+        only = {"bm25": Source.BM25, "vector": Source.SEMANTIC, "grep": Source.GREP}[plan.mode]
+        keys = got.rankings.get(only, [])
         if only is Source.SEMANTIC:
-            ranked = [(k, max(0.0, min(1.0, sims.get(k, 0.0))), (only,)) for k in keys]
+            ranked = [(k, max(0.0, min(1.0, got.similarities.get(k, 0.0))), (only,)) for k in keys]
         elif only is Source.BM25 and keys:
-            top = max(bm25_scores.values()) or 1.0
-            ranked = [(k, bm25_scores[k] / top, (only,)) for k in keys]
+            top = max(got.bm25_scores.values()) or 1.0
+            ranked = [(k, got.bm25_scores[k] / top, (only,)) for k in keys]
         else:
             n = len(keys)
             ranked = [(k, 1.0 - i / max(n, 1) * 0.5, (only,)) for i, k in enumerate(keys)]
+    missing = [k for k, _, _ in ranked if k not in got.known]
+    if missing:  # grep's chunks (found by line, not returned whole), unsaved buffers'
+        got.known.update(load_chunks(store, missing))
+    return [Candidate(got.known[k], score, tuple(srcs)) for k, score, srcs in ranked if k in got.known]
 
-    missing = [k for k, _, _ in ranked if k not in known]
-    chunks = {**known, **load_chunks(store, missing)} if missing else known
-    stale = _stale_paths(store, root, {c.path for c in chunks.values()})
-    terms = _highlight_terms(keywords, semantic_query)
+
+def _rank(store: Store, plan: _Plan, candidates: list[Candidate]) -> list[Candidate]:
+    """The ranking stage over the fused candidates, with the symbol table and chunk
+    loading it may use (both under the request's filters)."""
+    ranker = Ranker(
+        lookup=lambda names: definitions_named(store, names),
+        load=lambda ids: load_chunks(store, ids, where=plan.where),
+    )
+    asked = asked_roles(plan.request.filters)
+    if plan.request.group_by == "file":
+        return ranker.rank_files(candidates, plan.intent, asked)
+    return ranker.rank(candidates, plan.intent, asked)
+
+
+def _first_per_file(candidates: Sequence[Candidate]) -> list[Candidate]:
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for c in candidates:
+        if c.chunk.path not in seen:
+            seen.add(c.chunk.path)
+            out.append(c)
+    return out
+
+
+def _relevance(store: Store, plan: _Plan, got: _Retrieved) -> Relevance:
+    """How well a chunk reached over the graph answers the query itself: its cosine to
+    the query relative to the best hit's, or else the share of query terms it holds."""
+    qv = got.query_vector
+    best_sim = max(got.similarities.values(), default=0.0)
+    terms = {t for t in query_terms(plan.bm25_query) if t not in STOP_WORDS and len(t) > 2}
+
+    def relevance(chunks: Sequence[Chunk]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        sims = chunk_similarities(store, qv, [c.id for c in chunks]) if qv is not None else {}
+        for c in chunks:
+            rel = 0.0
+            if c.id in sims and best_sim > 0:
+                rel = max(0.0, min(1.0, sims[c.id] / best_sim))
+            if terms:
+                words = set(c.search_text.split())
+                rel = max(rel, len(terms & words) / len(terms))
+            out[c.id] = rel
+        return out
+
+    return relevance
+
+
+def _report(
+    store: Store, root: Path, plan: _Plan, got: _Retrieved, ranked: Sequence[Candidate], started: float
+) -> SearchResult:
+    """Hits with highlights and stale flags, and the report: sources, counts, notes."""
+    stale = _stale_paths(store, root, {c.chunk.path for c in ranked})
+    terms = _highlight_terms(plan.keywords, plan.semantic_query)
     match_type = {
         "hybrid": MatchType.HYBRID,
         "bm25": MatchType.BM25,
         "vector": MatchType.SEMANTIC,
         "grep": MatchType.GREP,
-    }[mode]
+    }[plan.mode]
     hits = tuple(
         SearchHit(
-            chunk=chunks[k],
-            score=round(score, 6),
+            chunk=c.chunk,
+            score=round(c.score, 6),
             match_type=match_type,
-            sources=tuple(sorted(srcs, key=list(Source).index)),
-            highlights=highlight_spans(chunks[k].text, terms),
-            stale=chunks[k].path in stale,
+            sources=tuple(sorted(c.sources, key=list(Source).index)),
+            highlights=highlight_spans(c.chunk.text, terms),
+            stale=c.chunk.path in stale,
         )
-        for k, score, srcs in ranked
-        if k in chunks
+        for c in ranked
     )
-    notes.extend(_completeness_notes(store, want_vec))
-    if dropped[0]:
+    notes = got.notes
+    notes.extend(_completeness_notes(store, plan.mode in ("hybrid", "vector")))
+    if got.dropped:
         notes.append(
-            f"{dropped[0]} vector results dropped by the thresholds (cosine distance ≥ "
-            f"{threshold} or similarity < {min_sim})"
+            f"{got.dropped} vector results dropped by the thresholds (cosine distance ≥ "
+            f"{plan.threshold} or similarity < {plan.min_similarity})"
         )
     if not hits:
-        notes.append(_why_empty(request, rankings, keywords))
-    millis["total"] = round((time.perf_counter() - started) * 1000, 2)
+        notes.append(_why_empty(plan.request, got.rankings, plan.keywords))
+    got.millis["total"] = round((time.perf_counter() - started) * 1000, 2)
     report = SearchReport(
         chars=sum(len(h.chunk.text) for h in hits),
         unique_files=len({h.chunk.path for h in hits}),
         chunks=len(hits),
-        per_source={str(src): len(keys) for src, keys in rankings.items()},
-        millis=millis,
+        per_source={str(src): len(keys) for src, keys in got.rankings.items()},
+        millis=got.millis,
         notes=tuple(notes),
-        dropped_by_threshold=dropped[0],
-        keywords=keywords,
+        dropped_by_threshold=got.dropped,
+        keywords=plan.keywords,
+        bm25_query=plan.bm25_query,
     )
-    result = SearchResult(hits, report)
-    if request.hops > 0 and hits:
-        result = multihop_result(
-            graph or Graph(store), result, request.hops, lambda ids: load_chunks(store, ids), limit
-        )
-    return result
+    return SearchResult(hits, report)
 
 
 def _grep_chunks(

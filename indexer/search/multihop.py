@@ -5,9 +5,14 @@ to a depth; merged and re-ranked.
   those in the chunks depth 1 reached, and so on.
 * Only resolved references are followed (calls, supertypes, type references):
   an unresolved name has no single chunk to go to.
-* A hop from a chunk scored ``s`` contributes ``s × decay`` to the chunk it reaches.
-  A chunk is listed once; its score combines every path that reached it
-  (``1 − Π(1 − cᵢ)``, so each extra path raises it and it stays in [0, 1]).
+* A hop from a chunk scored ``s`` contributes ``s × (floor + (1 − floor) × r)`` to the
+  chunk it reaches, where ``r`` in [0, 1] is how well that chunk answers the query
+  itself (its cosine to the query relative to the best hit's, or the share of the
+  query's terms it holds): a neighbour that matches the query joins the page
+  beside its seed, one that does not keeps ``floor`` of the seed's score. Without
+  a relevance function ``r`` is 0. A chunk is listed once; its score combines
+  every path that reached it (``1 − Π(1 − cᵢ)``, so each extra path raises it and
+  it stays in [0, 1]).
 * A chunk reached only by hops has ``match_type`` ``multi-hop``, source ``graph``
   and ``via``: the qualified names of the symbols on the best path to it.
 """
@@ -22,11 +27,13 @@ from ..graph import Graph
 from ..model import Chunk, EdgeKind
 from .results import MatchType, SearchHit, SearchResult, Source
 
-DECAY = 0.5  # what one hop keeps of the score it came from
+DECAY = 0.5  # what one hop keeps of the score it came from, for a neighbour unrelated to the query
 MAX_FANOUT = 12  # references followed per chunk, in the order they are written
 _FOLLOWED = frozenset({EdgeKind.CALL, EdgeKind.INHERIT, EdgeKind.IMPLEMENT, EdgeKind.REFERENCE})
 
 ChunkLoader = Callable[[Sequence[str]], dict[str, Chunk]]
+# How well each chunk answers the query, in [0, 1], by chunk id.
+Relevance = Callable[[Sequence[Chunk]], dict[str, float]]
 
 
 @dataclass(slots=True)
@@ -39,7 +46,12 @@ class _Reached:
 
 
 def expand(
-    graph: Graph, seeds: Sequence[SearchHit], depth: int, load_chunks: ChunkLoader, limit: int
+    graph: Graph,
+    seeds: Sequence[SearchHit],
+    depth: int,
+    load_chunks: ChunkLoader,
+    limit: int,
+    relevance: Relevance | None = None,
 ) -> tuple[list[SearchHit], float]:
     """Seeds plus the chunks reachable in ``depth`` hops, best first, at most ``limit``.
 
@@ -54,7 +66,7 @@ def expand(
     chunks: dict[str, Chunk] = {h.chunk.id: h.chunk for h in seeds}
     frontier: list[tuple[Chunk, float, tuple[str, ...]]] = [(h.chunk, h.score, ()) for h in seeds]
     for level in range(1, depth + 1):
-        contributions: list[tuple[str, float, tuple[str, ...]]] = []
+        paths: list[tuple[str, float, tuple[str, ...]]] = []  # (target, seed score, via)
         for chunk, score, via in frontier:
             targets: dict[str, str] = {}
             for e in snap.edges_of(chunk.path):
@@ -67,7 +79,17 @@ def expand(
                 if len(targets) >= MAX_FANOUT:
                     break
             for cid, name in targets.items():
-                contributions.append((cid, score * DECAY, (*via, name)))
+                paths.append((cid, score, (*via, name)))
+        missing = list(dict.fromkeys(cid for cid, _, _ in paths if cid not in chunks))
+        chunks.update(load_chunks(missing) if missing else {})
+        rel = (
+            relevance([chunks[c] for c in dict.fromkeys(p[0] for p in paths) if c in chunks])
+            if relevance
+            else {}
+        )
+        contributions = [
+            (cid, score * (DECAY + (1.0 - DECAY) * rel.get(cid, 0.0)), via) for cid, score, via in paths
+        ]
         next_ids: list[str] = []
         for cid, c, via in contributions:
             r = reached.get(cid)
@@ -78,8 +100,6 @@ def expand(
                 r.miss *= 1.0 - c
                 if c > r.best and r.depth > 0:
                     r.best, r.via = c, via
-        missing = [cid for cid in next_ids if cid not in chunks]
-        chunks.update(load_chunks(missing) if missing else {})
         frontier = [
             (chunks[cid], 1.0 - reached[cid].miss, reached[cid].via) for cid in next_ids if cid in chunks
         ]
@@ -99,10 +119,15 @@ def expand(
 
 
 def multihop_result(
-    graph: Graph, seeds: SearchResult, depth: int, load_chunks: ChunkLoader, limit: int
+    graph: Graph,
+    seeds: SearchResult,
+    depth: int,
+    load_chunks: ChunkLoader,
+    limit: int,
+    relevance: Relevance | None = None,
 ) -> SearchResult:
     """A hybrid result widened by ``depth`` hops over the reference graph, report updated."""
-    hits, millis = expand(graph, seeds.hits, depth, load_chunks, limit)
+    hits, millis = expand(graph, seeds.hits, depth, load_chunks, limit, relevance)
     report = seeds.report
     per_source = dict(report.per_source)
     per_source[str(Source.GRAPH)] = sum(1 for h in hits if h.match_type is MatchType.MULTI_HOP)

@@ -9,6 +9,7 @@ from typing import Literal
 from ..model import Chunk, ChunkKind
 
 SearchMode = Literal["hybrid", "bm25", "vector", "grep"]
+GroupBy = Literal["chunk", "file"]
 
 
 class Source(StrEnum):
@@ -18,6 +19,7 @@ class Source(StrEnum):
     BM25 = "bm25"
     SEMANTIC = "semantic"
     GRAPH = "graph"
+    SYMBOL = "symbol"  # the symbol table: the definition of a name the query asks for
 
 
 class MatchType(StrEnum):
@@ -62,6 +64,7 @@ class SearchRequest:
     min_similarity: float | None = None
     vector_score_threshold: float | None = None
     hops: int = 0  # multi-hop depth: follow the reference graph from the hits this many times
+    group_by: GroupBy = "chunk"  # "file": one hit per file (its best chunk), files ranked by evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,8 @@ class SearchReport:
     millis: dict[str, float]
     notes: tuple[str, ...] = ()  # why something is missing: pending vectors, skipped files…
     dropped_by_threshold: int = 0
-    keywords: str = ""  # the exact keywords BM25 and grep used
+    keywords: str = ""  # the exact keywords the grep source used
+    bm25_query: str = ""  # what BM25 searched for (every word of the query, or the given keywords)
 
 
 @dataclass(frozen=True, slots=True)

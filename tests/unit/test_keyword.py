@@ -9,9 +9,10 @@ import pytest
 from codesift.indexer.errors import QueryError
 from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowed
-from codesift.indexer.search.hybrid import _keywords, grep_pattern, highlight_spans
+from codesift.indexer.search.hybrid import _plan, grep_pattern, highlight_spans
 from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
 from codesift.indexer.search.results import Filters, SearchRequest
+from codesift.indexer.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -36,6 +37,10 @@ def test_identifier_query_terms_include_whole_and_parts() -> None:
     assert query_terms("validate credentials") == ["validate", "credentials"]
 
 
+def _keywords(request: SearchRequest) -> str:
+    return _plan(request, Settings()).keywords
+
+
 def test_keywords_extracted_when_missing_empty_or_identical() -> None:
     q = "where do we retry failed uploads"
     assert _keywords(SearchRequest(q)) == "retry failed uploads"
@@ -43,6 +48,15 @@ def test_keywords_extracted_when_missing_empty_or_identical() -> None:
     assert _keywords(SearchRequest(q, exact_keywords=q)) == "retry failed uploads"
     assert _keywords(SearchRequest(q, exact_keywords="retry_upload")) == "retry_upload"
     assert extract_keywords("what calls validateCredentials()") == "validateCredentials"
+
+
+def test_bm25_in_hybrid_gets_every_word_and_identifiers_feed_the_exact_source() -> None:
+    plan = _plan(SearchRequest("how a tRPC router is created and procedures are registered"), Settings())
+    assert plan.keywords == "tRPC"  # the exact-match (grep) source
+    for word in ("tRPC", "router", "created", "procedures", "registered"):
+        assert word in plan.bm25_query.split()
+    given = _plan(SearchRequest("anything at all", exact_keywords="retry_upload"), Settings())
+    assert given.bm25_query == "retry_upload"  # the caller's keywords are BM25's too
 
 
 def test_grep_pattern_is_an_escaped_alternation() -> None:

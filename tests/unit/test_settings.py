@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codesift.indexer.errors import ConfigError
+from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.settings import Settings, describe_settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +19,8 @@ def test_defaults_follow_the_spec() -> None:
     s = Settings()
     assert s.index.max_file_bytes == 1024 * 1024
     assert (s.search.semantic_weight, s.search.keyword_weight, s.search.rrf_k) == (0.7, 0.3, 60)
-    assert s.search.vector_score_threshold == 0.5
+    assert s.search.vector_score_threshold is None  # off in hybrid, the CLI and editors
+    assert AGENT_VECTOR_THRESHOLD == 0.5  # the agent tool vector_search's default
     assert (s.search.limit, s.search.agent_limit, s.search.overfetch) == (20, 10, 3)
     assert s.embed.provider == "onnx" and s.embed.model == "all-MiniLM-L6-v2-int8"
 

@@ -60,6 +60,8 @@ def server_properties() -> dict[str, dict[str, object]]:
             prop = {"type": "string", "enum": _choices(s.key)}
         elif s.type == "array":
             prop = {"type": "array", "items": {"type": "string"}}
+        elif s.default is None:  # optional: unset by default
+            prop = {"type": [_JSON_TYPES[s.type], "null"]}
         else:
             prop = {"type": _JSON_TYPES[s.type]}
         default = s.default

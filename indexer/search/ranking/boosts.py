@@ -1,0 +1,167 @@
+"""Boosts: evidence after retrieval that a chunk is the answer.
+
+Each rule reads the candidates' scores (``dict`` chunk id → score, the best fused
+score being ``top``) and adds to them; a rule may bring in a chunk retrieval
+missed (the definition of the symbol a query names). Every weight is a named
+constant, set on the quality tier (docs/DECISIONS.md, "Ranking").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from ...model import Chunk, Symbol
+from ...text import split_identifier
+from .query import QueryIntent, last_name, name_terms
+
+# A chunk defining the symbol a symbol query names: added × the top score, so the
+# definition leads unless retrieval found nothing near it.
+DEFINITION_BOOST = 1.0
+# The same for an identifier named inside a words query: it may be incidental.
+EMBEDDED_DEFINITION_BOOST = 0.4
+# The definition sits in a file named after it (TypeAdapter → TypeAdapter.java).
+FILE_NAMED_AFTER_SYMBOL = 0.5
+# Definitions of one name brought in from outside the candidates, at most: a name
+# defined in more places than this (``get``, ``run``) says little about which.
+MAX_DEFINITIONS = 12
+# Query words found in the file name or its folder, × the share of words matched.
+PATH_MATCH_BOOST = 0.3
+# A path a long query mentions (a traceback's file, "in models/query.py").
+PATH_MENTION_BOOST = 0.5
+# Several good chunks in one file: its best chunk gains up to this × the top score.
+FILE_COHERENCE_BOOST = 0.1
+COHERENCE_WINDOW = 20
+
+_PATH_HINT = re.compile(
+    r"[\w./-]*\w\.(?:py|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala)\b"
+)
+
+SymbolLookup = Callable[[Sequence[str]], list[Symbol]]
+ChunkLoader = Callable[[Sequence[str]], dict[str, Chunk]]
+
+
+def boost_definitions(
+    scores: dict[str, float],
+    chunks: dict[str, Chunk],
+    intent: QueryIntent,
+    lookup: SymbolLookup,
+    load: ChunkLoader,
+    top: float,
+    found_by: set[str],
+) -> None:
+    """Chunks that define a name the query asks for gain a boost; definitions retrieval
+    missed are brought in (from the symbol table, never guessed from text). The ids
+    boosted or brought in are added to ``found_by``."""
+    names = intent.definition_names()
+    if not names:
+        return
+    unit = top * (DEFINITION_BOOST if intent.is_symbol else EMBEDDED_DEFINITION_BOOST)
+    wanted = {last_name(n): n for n in names}
+    found = [s for s in lookup(list(wanted)) if s.chunk_id]
+    gains: dict[str, float] = {}
+    per_name: dict[str, int] = {}
+    for sym in found:
+        per_name[sym.name.lower()] = per_name.get(sym.name.lower(), 0) + 1
+    for sym in found:
+        full = wanted.get(sym.name) or next(
+            (n for k, n in wanted.items() if k.lower() == sym.name.lower()), ""
+        )
+        strength = _match_strength(sym, full)
+        if strength <= 0:
+            continue
+        if sym.chunk_id not in scores and per_name[sym.name.lower()] > MAX_DEFINITIONS:
+            continue
+        gain = unit * strength * (1.0 + FILE_NAMED_AFTER_SYMBOL * _named_after(sym.path, sym.name))
+        gains[sym.chunk_id] = max(gains.get(sym.chunk_id, 0.0), gain)
+    missing = [cid for cid in gains if cid not in chunks]
+    if missing:
+        chunks.update(load(missing))
+    for cid, gain in gains.items():
+        if cid in chunks:  # a loader applies the request's filters: a filtered-out one stays out
+            scores[cid] = scores.get(cid, 0.0) + gain
+            found_by.add(cid)
+
+
+def _match_strength(sym: Symbol, asked: str) -> float:
+    """1 for the exact name (or the qualified name's tail), ½ for the name in another case."""
+    if not asked:
+        return 0.0
+    tail = last_name(asked)
+    if sym.name != tail:
+        return 0.5 if sym.name.lower() == tail.lower() else 0.0
+    if tail == asked:
+        return 1.0
+    # Store.write_files: the qualified name must end with what was asked, separators aside.
+    norm = re.sub(r"::|\\|->|#", ".", asked)
+    return 1.0 if sym.qualified_name.endswith(norm) else 0.6
+
+
+def _named_after(path: str, name: str) -> float:
+    """1 when the file's stem is the name (``type_adapter.py`` too), ½ for its plural
+    (``TypeAdapters.java`` holds many, ``TypeAdapter.java`` is the one), else 0."""
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+    bare = stem.replace("_", "").replace("-", "")
+    want = name.lower()
+    if want in (stem, bare):
+        return 1.0
+    return 0.5 if want in (stem.rstrip("s"), bare.rstrip("s")) else 0.0
+
+
+def boost_path_matches(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
+) -> None:
+    """Query words in a candidate's file name or folder (prefix matches allowed, so
+    "completion" finds ``shell_completion.py``); paths a long query mentions."""
+    words = {w for w in intent.words if len(w) > 2}
+    for n in intent.names:
+        words |= {p for p in name_terms(n) if len(p) > 2}
+    if intent.is_symbol:
+        words = {p for p in name_terms(intent.symbol) if len(p) > 2}
+    hints = [h.lstrip("./") for h in _PATH_HINT.findall(intent.text)] if intent.long else []
+    cache: dict[str, float] = {}
+    for cid in list(scores):
+        path = chunks[cid].path
+        if path not in cache:
+            cache[path] = _path_gain(path, words, hints, intent.long)
+        if cache[path]:
+            scores[cid] += top * cache[path]
+
+
+def _path_gain(path: str, words: set[str], hints: Sequence[str], long: bool) -> float:
+    gain = 0.0
+    if hints and any(path.endswith(h) for h in hints):
+        gain += PATH_MENTION_BOOST
+    if words and not long:
+        terms: set[str] = set()
+        for piece in path.rsplit("/", 2)[-2:]:  # the file's stem and its folder
+            terms.update(split_identifier(piece.split(".", 1)[0]))
+        matched = sum(1 for w in words if any(_same_stem(w, t) for t in terms))
+        if matched:
+            gain += PATH_MATCH_BOOST * matched / len(words)
+    return gain
+
+
+def _same_stem(word: str, term: str) -> bool:
+    if word == term:
+        return True
+    short, long_ = sorted((word, term), key=len)
+    return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 2)])
+
+
+def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], top: float) -> None:
+    """A file with several good chunks lifts its best one. Only the best
+    ``COHERENCE_WINDOW`` candidates count, and the gain saturates: fused RRF scores
+    are flat (rank 1 and rank 60 differ by half), so a plain sum would let a file
+    of many middling chunks beat the one chunk every source put first."""
+    window = sorted(scores.items(), key=lambda kv: -kv[1])[:COHERENCE_WINDOW]
+    best: dict[str, str] = {}
+    extra: dict[str, float] = {}
+    for cid, s in window:
+        path = chunks[cid].path
+        if path not in best:
+            best[path] = cid
+        else:
+            extra[path] = extra.get(path, 0.0) + s / top
+    for path, more in extra.items():
+        scores[best[path]] += top * FILE_COHERENCE_BOOST * more / (1.0 + more)

@@ -1,0 +1,109 @@
+"""File roles: source code above prose, tests, examples, generated and vendored files.
+
+A question in words is nearly always asked of the code that does the thing; a
+test, an example or a page of docs that mentions the same words is the usual
+false friend (SWE-bench: examples, docs and tests filled codesift's top 5). Each
+role has a prior the fused score is multiplied by. A query or a filter that
+names the role (``tests for …``, ``--include 'tests/**'``) turns its prior off.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from functools import lru_cache
+
+
+class FileRole(StrEnum):
+    SOURCE = "source"
+    TEST = "test"
+    EXAMPLE = "example"
+    DOCS = "docs"  # prose: markdown, reStructuredText, plain text
+    GENERATED = "generated"
+    VENDORED = "vendored"
+    MINIFIED = "minified"
+    COMPAT = "compat"  # compatibility shims and legacy copies
+    DECLARATION = "declaration"  # .d.ts, .pyi: stubs of code defined elsewhere
+    REEXPORT = "reexport"  # __init__.py, index.ts, mod.rs-style barrels and package metadata
+    UNKNOWN = "unknown"  # no grammar and no known text kind (extension-less files…)
+
+
+# Multipliers on the fused score. Measured on the quality tier (docs/DECISIONS.md,
+# "Ranking"): tests, examples and vendored copies are the strongest false friends.
+ROLE_PRIOR: dict[FileRole, float] = {
+    FileRole.SOURCE: 1.0,
+    FileRole.TEST: 0.35,
+    FileRole.EXAMPLE: 0.35,
+    FileRole.DOCS: 0.5,
+    FileRole.GENERATED: 0.35,
+    FileRole.VENDORED: 0.35,
+    FileRole.MINIFIED: 0.2,
+    FileRole.COMPAT: 0.5,
+    FileRole.DECLARATION: 0.7,
+    FileRole.REEXPORT: 0.6,
+    FileRole.UNKNOWN: 0.5,
+}
+
+_TEST_NAME = re.compile(
+    r"(?:^test_.*|.*_test|.*_tests|.*_spec|.*Tests?|.*Spec|.*Suite|.*IT)\.[A-Za-z0-9]+$"
+    r"|\.(?:test|spec)\.[A-Za-z0-9]+$"
+    r"|^conftest\.py$|^test_helpers?\.\w+$|\.bats$"
+)
+_TEST_DIRS = frozenset(
+    {"test", "tests", "__tests__", "spec", "specs", "testing", "testdata", "test_data", "fixtures", "e2e"}
+)
+_EXAMPLE_DIRS = frozenset(
+    {"example", "examples", "_examples", "demo", "demos", "sample", "samples", "docs_src", "tutorial"}
+)
+_DOC_DIRS = frozenset({"doc", "docs", "documentation", "website", "site"})
+_VENDOR_DIRS = frozenset(
+    {"vendor", "vendors", "third_party", "thirdparty", "third-party", "external", "extern", "single_include"}
+)
+_GENERATED_DIRS = frozenset({"generated", "gen", "__generated__", "dist", "build", "target", "out"})
+_COMPAT_DIRS = frozenset({"compat", "_compat", "legacy", "deprecated"})
+_GENERATED_NAME = re.compile(r"(?:\.pb\.\w+|_pb2\.py|\.generated\.\w+|\.g\.\w+|_generated\.\w+)$")
+_MINIFIED_NAME = re.compile(r"\.min\.(?:js|css|mjs)$|-min\.js$|\.bundle\.js$")
+_PROSE_EXT = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
+_DECLARATION = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
+_REEXPORT_NAMES = frozenset(
+    {"__init__.py", "package-info.java", "index.ts", "index.js", "index.mjs", "mod.rs", "module-info.java"}
+)
+_PROSE_LANGUAGES = frozenset({"markdown", "rst", "text", "org", "asciidoc"})
+
+
+@lru_cache(maxsize=65536)
+def file_role(path: str, language: str = "x") -> FileRole:
+    """The role of a workspace-relative path (``language`` "" means no grammar applied).
+
+    Path folders are matched whole and case-insensitively; the file name by its
+    convention (``test_x.py``, ``x_test.go``, ``XTests.swift``, ``x.spec.ts``)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    folders = {p.lower() for p in parts[:-1]}
+    ext = name[name.rfind(".") :].lower() if "." in name[1:] else ""
+    if _MINIFIED_NAME.search(name):
+        return FileRole.MINIFIED
+    if folders & _VENDOR_DIRS:
+        return FileRole.VENDORED
+    if _GENERATED_NAME.search(name) or folders & _GENERATED_DIRS:
+        return FileRole.GENERATED
+    if _TEST_NAME.search(name) or folders & _TEST_DIRS:
+        return FileRole.TEST
+    if folders & _EXAMPLE_DIRS:
+        return FileRole.EXAMPLE
+    if ext in _PROSE_EXT or language in _PROSE_LANGUAGES or (folders & _DOC_DIRS and not language):
+        return FileRole.DOCS
+    if folders & _COMPAT_DIRS:
+        return FileRole.COMPAT
+    if _DECLARATION.search(name):
+        return FileRole.DECLARATION
+    if name in _REEXPORT_NAMES:
+        return FileRole.REEXPORT
+    if not language:
+        return FileRole.UNKNOWN
+    return FileRole.SOURCE
+
+
+def role_prior(role: FileRole, asked: frozenset[FileRole]) -> float:
+    """The multiplier for a role; 1 when the query or the filters asked for it."""
+    return 1.0 if role in asked else ROLE_PRIOR[role]

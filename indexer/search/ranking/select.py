@@ -1,0 +1,97 @@
+"""Selection: fold declarations into what they declare, apply file-role priors, and
+keep one file from filling the page."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ...model import Chunk, ChunkKind
+from .roles import FileRole, file_role, role_prior
+
+# Each further chunk of a file already on the page keeps this share of its score.
+DIVERSITY_DECAY = 0.6
+
+_OVERLOAD = re.compile(r"^\s*@(?:typing\.|t\.)?overload\b", re.MULTILINE)
+_BRACE_LANGUAGES = frozenset(
+    {
+        "c",
+        "cpp",
+        "java",
+        "csharp",
+        "typescript",
+        "tsx",
+        "javascript",
+        "kotlin",
+        "scala",
+        "swift",
+        "go",
+        "rust",
+    }
+)
+_DEFINITION_KINDS = frozenset({ChunkKind.FUNCTION, ChunkKind.METHOD})
+
+
+def is_declaration(chunk: Chunk) -> bool:
+    """An ``@overload`` stub or a body-less signature (a prototype, a TypeScript overload)."""
+    if chunk.kind not in _DEFINITION_KINDS or not chunk.symbol:
+        return False
+    if chunk.language == "python":
+        return _OVERLOAD.search(chunk.text) is not None
+    if chunk.language in _BRACE_LANGUAGES:
+        body = chunk.text.strip()
+        return "{" not in body and body.endswith(";")
+    return False
+
+
+def fold_declarations(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> None:
+    """A declaration among the candidates gives its score to the definition it declares
+    (same file and symbol first, else the same symbol anywhere) and leaves the page."""
+    definitions: dict[tuple[str, str], str] = {}
+    by_symbol: dict[str, str] = {}
+    stubs: list[str] = []
+    for cid in scores:
+        c = chunks[cid]
+        if is_declaration(c):
+            stubs.append(cid)
+        elif c.symbol and c.kind in _DEFINITION_KINDS:
+            key = (c.path, c.symbol)
+            if key not in definitions or scores[cid] > scores[definitions[key]]:
+                definitions[key] = cid
+            by_symbol.setdefault(c.symbol, cid)
+    for cid in stubs:
+        c = chunks[cid]
+        target = definitions.get((c.path, c.symbol)) or by_symbol.get(c.symbol)
+        if target is None:
+            continue
+        scores[target] = max(scores[target], scores[cid])
+        del scores[cid]
+
+
+def apply_role_priors(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], asked: frozenset[FileRole]
+) -> dict[str, FileRole]:
+    """Multiply each score by its file's role prior; returns the roles seen."""
+    roles: dict[str, FileRole] = {}
+    for cid in scores:
+        c = chunks[cid]
+        role = roles.get(c.path)
+        if role is None:
+            role = roles[c.path] = file_role(c.path, c.language)
+        scores[cid] *= role_prior(role, asked)
+    return roles
+
+
+def diversify(scores: Mapping[str, float], chunks: Mapping[str, Chunk]) -> list[tuple[str, float]]:
+    """Best first, each file's n-th chunk on the page decayed by ``DIVERSITY_DECAY ** n``
+    (greedy: a decayed chunk may still beat another file's first)."""
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    seen: dict[str, int] = {}
+    out: list[tuple[str, float]] = []
+    for cid, s in ranked:
+        path = chunks[cid].path
+        n = seen.get(path, 0)
+        seen[path] = n + 1
+        out.append((cid, s * DIVERSITY_DECAY**n))
+    out.sort(key=lambda kv: -kv[1])
+    return out

@@ -1,0 +1,240 @@
+"""The ranking stage, rule by rule, on hand-made candidates (no index: the symbol
+table and chunk loader are dictionaries here; the integration tests use real ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from codesift.indexer.model import Chunk, ChunkKind, Position, Span, Symbol, SymbolKind
+from codesift.indexer.search.ranking import Candidate, Ranker, asked_roles, rank_files, understand
+from codesift.indexer.search.ranking.query import bm25_text, semantic_text
+from codesift.indexer.search.ranking.roles import FileRole, file_role
+from codesift.indexer.search.ranking.select import is_declaration
+from codesift.indexer.search.results import Filters, Source
+
+
+def chunk(
+    path: str,
+    symbol: str = "",
+    *,
+    line: int = 1,
+    text: str = "x = 1",
+    kind: ChunkKind = ChunkKind.FUNCTION,
+    language: str = "python",
+) -> Chunk:
+    cid = f"{path}:{line}"
+    return Chunk(cid, path, "ws", language, kind, symbol, line, line + 3, text, text, cid)
+
+
+def symbol_for(c: Chunk, name: str) -> Symbol:
+    span = Span(Position(c.start_line - 1, 0), Position(c.end_line - 1, 0))
+    return Symbol(name, c.symbol or name, SymbolKind.CLASS, c.path, c.language, span, span, "", c.id)
+
+
+def ranker(table: Sequence[tuple[Chunk, str]] = ()) -> Ranker:
+    """A ranker over a little symbol table: (chunk, the name it defines)."""
+
+    def lookup(names: Sequence[str]) -> list[Symbol]:
+        want = {n.lower() for n in names}
+        return [symbol_for(c, n) for c, n in table if n.lower() in want]
+
+    def load(ids: Sequence[str]) -> dict[str, Chunk]:
+        return {c.id: c for c, _ in table if c.id in ids}
+
+    return Ranker(lookup, load)
+
+
+def ranked_paths(cands: Sequence[Candidate]) -> list[str]:
+    return [c.chunk.path for c in cands]
+
+
+def fused(*chunks_and_scores: tuple[Chunk, float]) -> list[Candidate]:
+    return [Candidate(c, s, (Source.BM25,)) for c, s in chunks_and_scores]
+
+
+# ----- query understanding --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [
+        ("HTTPAdapter", "HTTPAdapter"),
+        ("field_validator", "field_validator"),
+        ("Sinatra::Base", "Sinatra::Base"),
+        ("Store.write_files", "Store.write_files"),
+        ("login()", "login"),
+        ("session", ""),  # a plain word is a words query
+        ("how is the progress bar rendered", ""),
+    ],
+)
+def test_a_symbol_query_is_told_from_a_words_query(query: str, symbol: str) -> None:
+    assert understand(query).symbol == symbol
+
+
+def test_identifiers_embedded_in_words_are_found() -> None:
+    intent = understand("how a tRPC router is created and where safeParse calls parse_input()")
+    assert set(intent.names) >= {"tRPC", "safeParse", "parse_input"}
+    assert "router" in intent.words and "how" not in intent.words
+
+
+def test_a_long_query_keeps_identifiers_for_bm25_and_its_title_for_the_model() -> None:
+    issue = "QuerySet.bulk_create crashes on conflicts\n\n" + "When I call it the thing fails. " * 20
+    issue += "Traceback: File django/db/models/query.py in _batched_insert\n"
+    intent = understand(issue)
+    assert intent.long
+    terms = bm25_text(intent).split()
+    assert "QuerySet.bulk_create" in " ".join(terms) or "bulk_create" in terms
+    assert len(terms) <= 48
+    meaning = semantic_text(intent)
+    assert meaning.startswith("QuerySet.bulk_create crashes on conflicts")
+    assert "_batched_insert" in meaning
+
+
+def test_a_query_naming_a_role_asks_for_it() -> None:
+    assert FileRole.TEST in understand("test for the progress bar").asked_roles
+    assert FileRole.EXAMPLE in understand("an example of a group command").asked_roles
+    assert not understand("how is the progress bar rendered").asked_roles
+
+
+# ----- file roles -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("src/click/termui.py", FileRole.SOURCE),
+        ("tests/test_termui.py", FileRole.TEST),
+        ("pkg/foo_test.go", FileRole.TEST),
+        ("Sources/AuthTests/LoginTests.swift", FileRole.TEST),
+        ("src/app.spec.ts", FileRole.TEST),
+        ("examples/repo/repo.py", FileRole.EXAMPLE),
+        ("docs/usage.md", FileRole.DOCS),
+        ("README.rst", FileRole.DOCS),
+        ("vendor/lib/x.go", FileRole.VENDORED),
+        ("single_include/nlohmann/json.hpp", FileRole.VENDORED),
+        ("dist/app.min.js", FileRole.MINIFIED),
+        ("api/service_pb2.py", FileRole.GENERATED),
+        ("types/index.d.ts", FileRole.DECLARATION),
+        ("src/click/__init__.py", FileRole.REEXPORT),
+        ("src/_compat/shim.py", FileRole.COMPAT),
+    ],
+)
+def test_file_roles_from_paths(path: str, role: FileRole) -> None:
+    assert file_role(path) is role
+
+
+def test_a_file_without_a_grammar_is_unknown() -> None:
+    assert file_role("test/nvm_exec", "") is FileRole.TEST  # a test folder wins
+    assert file_role("bin/nvm-exec", "") is FileRole.UNKNOWN
+
+
+def test_an_include_filter_under_tests_asks_for_tests() -> None:
+    assert FileRole.TEST in asked_roles(Filters(include=("tests/**",)))
+    assert asked_roles(Filters(include=("src/**",))) == frozenset()
+
+
+# ----- the rules --------------------------------------------------------------------
+
+
+def test_source_code_ranks_above_tests_docs_and_examples_at_equal_retrieval() -> None:
+    cands = fused(
+        (chunk("tests/test_progress.py", "test_bar", text="def test_bar(): ..."), 1.0),
+        (chunk("docs/progress.md", kind=ChunkKind.WINDOW, language="markdown"), 0.99),
+        (chunk("examples/bar.py", "main"), 0.98),
+        (chunk("src/termui.py", "render_progress"), 0.97),
+    )
+    out = ranker().rank(cands, understand("how is the progress bar rendered"), frozenset())
+    assert ranked_paths(out)[0] == "src/termui.py"
+
+
+def test_role_prior_is_off_when_the_query_or_filter_asks_for_tests() -> None:
+    cands = fused(
+        (chunk("tests/test_progress.py", "test_bar"), 1.0),
+        (chunk("src/termui.py", "render_progress"), 0.97),
+    )
+    by_query = ranker().rank(cands, understand("test for the progress bar"), frozenset())
+    assert ranked_paths(by_query)[0] == "tests/test_progress.py"
+    words = understand("progress bar rendering")
+    by_filter = ranker().rank(cands, words, asked_roles(Filters(include=("tests/**",))))
+    assert ranked_paths(by_filter)[0] == "tests/test_progress.py"
+
+
+def test_the_definition_of_a_named_symbol_comes_first_even_when_retrieval_missed_it() -> None:
+    user = chunk("src/client.py", "Client.send", text="adapter = HTTPAdapter()")
+    definition = chunk("src/adapters.py", "HTTPAdapter", kind=ChunkKind.CLASS, text="class HTTPAdapter:")
+    cands = fused((user, 1.0))
+    out = ranker([(definition, "HTTPAdapter")]).rank(cands, understand("HTTPAdapter"), frozenset())
+    assert ranked_paths(out)[0] == "src/adapters.py"
+    assert Source.SYMBOL in out[0].sources
+
+
+def test_a_file_named_after_the_symbol_wins_among_its_definitions() -> None:
+    plural = chunk("gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java")
+    exact = chunk("gson/TypeAdapter.java", "TypeAdapter", kind=ChunkKind.CLASS, language="java")
+    cands = fused((plural, 1.0), (exact, 0.9))
+    table = [(plural, "TypeAdapter"), (exact, "TypeAdapter")]
+    out = ranker(table).rank(cands, understand("TypeAdapter"), frozenset())
+    assert ranked_paths(out)[0] == "gson/TypeAdapter.java"
+
+
+def test_a_qualified_query_prefers_the_member_of_that_container() -> None:
+    other = chunk("src/cache.py", "Cache.write_files", line=10)
+    want = chunk("indexer/store.py", "Store.write_files", line=40)
+    cands = fused((other, 1.0), (want, 0.95))
+    table = [(other, "write_files"), (want, "write_files")]
+    out = ranker(table).rank(cands, understand("Store.write_files"), frozenset())
+    assert ranked_paths(out)[0] == "indexer/store.py"
+
+
+def test_query_words_in_a_file_name_lift_that_file() -> None:
+    cands = fused(
+        (chunk("src/core.py", "Command.main"), 1.0),
+        (chunk("src/shell_completion.py", "BashComplete.source"), 0.97),
+    )
+    out = ranker().rank(cands, understand("shell completion for bash"), frozenset())
+    assert ranked_paths(out)[0] == "src/shell_completion.py"
+
+
+def test_overload_stubs_fold_into_the_definition() -> None:
+    stub = chunk("src/core.py", "Command.main", line=10, text="@overload\ndef main(self) -> None: ...")
+    stub2 = chunk("src/core.py", "Command.main", line=14, text="@typing.overload\ndef main(self, a) -> int: ...")
+    impl = chunk("src/core.py", "Command.main", line=20, text="def main(self, *a):\n    return run()")
+    assert is_declaration(stub) and is_declaration(stub2) and not is_declaration(impl)
+    cands = fused((stub, 1.0), (stub2, 0.99), (impl, 0.5))
+    out = ranker().rank(cands, understand("main entry point"), frozenset())
+    assert [c.chunk.start_line for c in out] == [20]
+    assert out[0].score == 1.0
+
+
+def test_a_c_prototype_is_a_declaration_but_a_definition_is_not() -> None:
+    proto = chunk("src/x.h", "parse", text="int parse(const char *s);", language="c")
+    body = chunk("src/x.c", "parse", text="int parse(const char *s) {\n return 0;\n}", language="c")
+    assert is_declaration(proto) and not is_declaration(body)
+
+
+def test_one_file_does_not_fill_the_page() -> None:
+    same = [(chunk("src/big.py", f"f{i}", line=i * 10), 1.0 - i * 0.001) for i in range(8)]
+    other = (chunk("src/other.py", "g"), 0.95)
+    out = ranker().rank(fused(*same, other), understand("do the thing"), frozenset())
+    assert ranked_paths(out)[:3].count("src/big.py") <= 2
+    assert "src/other.py" in ranked_paths(out)[:3]
+
+
+def test_scores_lie_in_zero_one_best_first() -> None:
+    cands = fused((chunk("src/a.py", "A"), 0.9), (chunk("src/b.py", "B"), 0.5))
+    table = [(cands[1].chunk, "B")]
+    out = ranker(table).rank(cands, understand("B"), frozenset())
+    scores = [c.score for c in out]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 <= s <= 1.0 for s in scores) and scores[0] == 1.0
+
+
+def test_file_level_ranking_adds_evidence_from_a_files_other_chunks() -> None:
+    a = chunk("src/a.py", "one", line=1)
+    b = chunks_b = [chunk("src/b.py", f"f{i}", line=i * 10) for i in range(3)]
+    scores = {a.id: 1.0, **{c.id: 0.8 for c in chunks_b}}
+    table = {c.id: c for c in [a, *b]}
+    order = rank_files(scores, table)
+    assert [table[cid].path for cid, _ in order] == ["src/b.py", "src/a.py"]
