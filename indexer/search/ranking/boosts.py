@@ -59,6 +59,10 @@ def boost_definitions(
     unit = top * (DEFINITION_BOOST if intent.is_symbol else EMBEDDED_DEFINITION_BOOST)
     wanted = {last_name(n): n for n in names}
     found = [s for s in lookup(list(wanted)) if s.chunk_id]
+    # Another case is a different name when the exact one exists (Ruby's module
+    # Helpers and method helpers); it counts only when nothing matches exactly.
+    exact = {s.name for s in found if s.name in wanted}
+    found = [s for s in found if s.name in exact or s.name.lower() not in {e.lower() for e in exact}]
     gains: dict[str, float] = {}
     per_name: dict[str, int] = {}
     for sym in found:

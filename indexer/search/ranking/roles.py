@@ -44,10 +44,21 @@ ROLE_PRIOR: dict[FileRole, float] = {
     FileRole.UNKNOWN: 0.5,
 }
 
+# Test file names by each language's convention (a bare ``test_`` prefix on any file
+# is too wide: bats-core's own ``lib/bats-core/test_functions.bash`` is its source).
 _TEST_NAME = re.compile(
-    r"(?:^test_.*|.*_test|.*_tests|.*_spec|.*Tests?|.*Spec|.*Suite|.*IT)\.[A-Za-z0-9]+$"
-    r"|\.(?:test|spec)\.[A-Za-z0-9]+$"
-    r"|^conftest\.py$|^test_helpers?\.\w+$|\.bats$"
+    r"^(?:test_\w*\.(?:py|c|cc|cpp|lua|dart)"
+    r"|\w*_test\.(?:py|go|rb|c|cc|cpp|lua|dart|exs|zig|rs)"
+    r"|\w*_tests\.(?:py|rs)"
+    r"|\w*_spec\.(?:rb|lua|exs)"
+    r"|\w*Tests?\.(?:java|kt|swift|cs|scala|php|hs|m)"
+    r"|\w*Spec\.(?:kt|swift|scala|hs|groovy)"
+    r"|\w*Suite\.scala"
+    r"|\w*IT\.java"
+    r"|[\w.-]*\.(?:test|spec)\.[cm]?[jt]sx?"
+    r"|\w*\.bats"
+    r"|conftest\.py"
+    r"|test_helpers?\.\w+)$"
 )
 _TEST_DIRS = frozenset(
     {"test", "tests", "__tests__", "spec", "specs", "testing", "testdata", "test_data", "fixtures", "e2e"}
