@@ -171,7 +171,9 @@ def test_the_definition_of_a_named_symbol_comes_first_even_when_retrieval_missed
 
 
 def test_a_file_named_after_the_symbol_wins_among_its_definitions() -> None:
-    plural = chunk("gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java")
+    plural = chunk(
+        "gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java"
+    )
     exact = chunk("gson/TypeAdapter.java", "TypeAdapter", kind=ChunkKind.CLASS, language="java")
     cands = fused((plural, 1.0), (exact, 0.9))
     table = [(plural, "TypeAdapter"), (exact, "TypeAdapter")]
@@ -199,7 +201,9 @@ def test_query_words_in_a_file_name_lift_that_file() -> None:
 
 def test_overload_stubs_fold_into_the_definition() -> None:
     stub = chunk("src/core.py", "Command.main", line=10, text="@overload\ndef main(self) -> None: ...")
-    stub2 = chunk("src/core.py", "Command.main", line=14, text="@typing.overload\ndef main(self, a) -> int: ...")
+    stub2 = chunk(
+        "src/core.py", "Command.main", line=14, text="@typing.overload\ndef main(self, a) -> int: ..."
+    )
     impl = chunk("src/core.py", "Command.main", line=20, text="def main(self, *a):\n    return run()")
     assert is_declaration(stub) and is_declaration(stub2) and not is_declaration(impl)
     cands = fused((stub, 1.0), (stub2, 0.99), (impl, 0.5))

@@ -27,6 +27,8 @@ FILE_NAMED_AFTER_SYMBOL = 0.5
 MAX_DEFINITIONS = 12
 # Query words found in the file name or its folder, × the share of words matched.
 PATH_MATCH_BOOST = 0.3
+# A file whose whole name the query spells: "Request type in Vapor" → Request.swift.
+STEM_MATCH_BOOST = 0.25
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -116,34 +118,54 @@ def boost_path_matches(
     scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
 ) -> None:
     """Query words in a candidate's file name or folder (prefix matches allowed, so
-    "completion" finds ``shell_completion.py``); paths a long query mentions."""
+    "completion" finds ``shell_completion.py``, "loads" ``loader.lua``); a file whose
+    whole name the query spells (``Request.swift`` for "Request type…") gains most.
+    A word found in most candidates' paths (the project's own name) tells nothing.
+    Paths a long query mentions (a traceback's files) gain too."""
     words = {w for w in intent.words if len(w) > 2}
     for n in intent.names:
         words |= {p for p in name_terms(n) if len(p) > 2}
     if intent.is_symbol:
         words = {p for p in name_terms(intent.symbol) if len(p) > 2}
     hints = [h.lstrip("./") for h in _PATH_HINT.findall(intent.text)] if intent.long else []
-    cache: dict[str, float] = {}
-    for cid in list(scores):
-        path = chunks[cid].path
-        if path not in cache:
-            cache[path] = _path_gain(path, words, hints, intent.long)
-        if cache[path]:
-            scores[cid] += top * cache[path]
+    terms = {chunks[cid].path: _path_terms(chunks[cid].path) for cid in scores}
+    if len(terms) >= 4 and not intent.long:
+        half = len(terms) / 2
+        words = {w for w in words if sum(1 for st, ft in terms.values() if _matches(w, st | ft)) <= half}
+    gains = {
+        path: _path_gain(path, stem, folder, words, hints, intent.long)
+        for path, (stem, folder) in terms.items()
+    }
+    for cid in scores:
+        gain = gains[chunks[cid].path]
+        if gain:
+            scores[cid] += top * gain
 
 
-def _path_gain(path: str, words: set[str], hints: Sequence[str], long: bool) -> float:
+def _path_terms(path: str) -> tuple[set[str], set[str]]:
+    """The parts of a file's stem and of its folder's name."""
+    parts = path.rsplit("/", 2)
+    stem = set(split_identifier(parts[-1].split(".", 1)[0]))
+    folder = set(split_identifier(parts[-2])) if len(parts) > 1 else set()
+    return stem, folder
+
+
+def _path_gain(
+    path: str, stem: set[str], folder: set[str], words: set[str], hints: Sequence[str], long: bool
+) -> float:
     gain = 0.0
     if hints and any(path.endswith(h) for h in hints):
         gain += PATH_MENTION_BOOST
     if words and not long:
-        terms: set[str] = set()
-        for piece in path.rsplit("/", 2)[-2:]:  # the file's stem and its folder
-            terms.update(split_identifier(piece.split(".", 1)[0]))
-        matched = sum(1 for w in words if any(_same_stem(w, t) for t in terms))
-        if matched:
-            gain += PATH_MATCH_BOOST * matched / len(words)
+        if stem and all(_matches(t, words) for t in stem):
+            gain += STEM_MATCH_BOOST
+        matched = sum(1 for w in words if _matches(w, stem | folder))
+        gain += PATH_MATCH_BOOST * matched / len(words)
     return gain
+
+
+def _matches(word: str, terms: set[str]) -> bool:
+    return word in terms or any(_same_stem(word, t) for t in terms)
 
 
 def _same_stem(word: str, term: str) -> bool:
