@@ -5,7 +5,8 @@ neighbourhood; this stage orders it, one rule per step, top-down:
 
 1. **definitions** — a chunk that defines the symbol the query names gains, and a
    definition retrieval missed is brought in from the symbol table;
-2. **paths** — query words in the file name or folder, paths a long query mentions;
+2. **paths and names** — query words in the file name or folder, paths a long
+   query mentions, query words in the name of the chunk's definition;
 3. **declarations** — ``@overload`` stubs and prototypes fold into their definition;
 4. **coherence** — a file with several good chunks lifts its best one;
 5. **roles** — source code above tests, examples, prose, generated, vendored and
@@ -29,6 +30,7 @@ from .boosts import (
     SymbolLookup,
     boost_definitions,
     boost_file_coherence,
+    boost_name_matches,
     boost_path_matches,
 )
 from .query import QueryIntent, understand
@@ -87,6 +89,7 @@ class Ranker:
         for cid in defined:
             sources[cid] = (*sources.get(cid, ()), Source.SYMBOL)
         boost_path_matches(scores, chunks, intent, top)
+        boost_name_matches(scores, chunks, intent, top)
         fold_declarations(scores, chunks)
         boost_file_coherence(scores, chunks, top)
         apply_role_priors(scores, chunks, asked | intent.asked_roles)

@@ -29,6 +29,8 @@ MAX_DEFINITIONS = 12
 PATH_MATCH_BOOST = 0.3
 # A file whose whole name the query spells: "Request type in Vapor" → Request.swift.
 STEM_MATCH_BOOST = 0.25
+# Query words in the name of the chunk's definition (and its container), × the share matched.
+NAME_MATCH_BOOST = 0.3
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -173,6 +175,30 @@ def _same_stem(word: str, term: str) -> bool:
         return True
     short, long_ = sorted((word, term), key=len)
     return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 2)])
+
+
+def boost_name_matches(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
+) -> None:
+    """A words query whose words name the chunk's definition ("how is the progress bar
+    rendered" → ``ProgressBar.render_progress``) lifts it by the share of words matched."""
+    if intent.is_symbol or intent.long:
+        return
+    words = {w for w in intent.words if len(w) > 2}
+    if not words:
+        return
+    cache: dict[str, float] = {}
+    for cid in scores:
+        symbol = chunks[cid].symbol
+        if not symbol:
+            continue
+        if symbol not in cache:
+            terms: set[str] = set()
+            for part in re.split(r"::|\\|->|\.|#", symbol)[-2:]:
+                terms.update(split_identifier(part))
+            matched = sum(1 for w in words if _matches(w, terms))
+            cache[symbol] = NAME_MATCH_BOOST * matched / len(words)
+        scores[cid] += top * cache[symbol]
 
 
 def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], top: float) -> None:

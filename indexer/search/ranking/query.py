@@ -86,9 +86,7 @@ def understand(query: str) -> QueryIntent:
     text = query.strip()
     words = tuple(
         dict.fromkeys(
-            w.lower().strip("'")
-            for w in _WORD.findall(text)
-            if len(w) > 1 and w.lower().strip("'") not in STOP_WORDS
+            w for w in (_bare_word(m) for m in _WORD.findall(text)) if len(w) > 1 and w not in STOP_WORDS
         )
     )
     n_words = len(text.split())
@@ -99,6 +97,12 @@ def understand(query: str) -> QueryIntent:
     lowered = {w.lower() for w in _WORD.findall(text)}
     asked = frozenset(role for role, ws in _ROLE_WORDS.items() if lowered & ws)
     return QueryIntent(text, symbol, names, words, n_words > LONG_QUERY_WORDS, asked)
+
+
+def _bare_word(word: str) -> str:
+    """Lower case, possessive and quotes off: "file's" → file."""
+    w = word.lower().strip("'")
+    return w[:-2] if w.endswith("'s") else w
 
 
 def _looks_like_symbol(text: str) -> bool:
@@ -119,11 +123,41 @@ def bm25_text(intent: QueryIntent) -> str:
     """What BM25 searches for when the caller gave no keywords: every word of the
     query (sanitised). A long query keeps its identifiers and its longest words."""
     if not intent.long:
-        return sanitize(intent.text)
+        text = sanitize(intent.text)
+        extra = [v for w in text.split() for v in inflections(w) if v not in text.split()]
+        return " ".join([text, *dict.fromkeys(extra)]) if extra else text
     names = [n for n in intent.names if len(n) > 2]
     rest = sorted((w for w in intent.words if len(w) > 3), key=len, reverse=True)
     picked = list(dict.fromkeys([*names, *rest]))[:LONG_QUERY_BM25_TERMS]
     return sanitize(" ".join(picked))
+
+
+_SUFFIXES = (
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("es", ""),
+    ("s", ""),
+)
+
+
+def inflections(word: str) -> list[str]:
+    """Base forms a word may stand for, for BM25 (which does not stem): "replaced" →
+    replace, replac; "chunks" → chunk; "queries" → query. Forms that are no word
+    cost nothing: no chunk holds them."""
+    w = word.lower()
+    if len(w) < 5 or not w.isalpha():
+        return []
+    out = []
+    for suffix, repl in _SUFFIXES:
+        if w.endswith(suffix) and not w.endswith("ss"):
+            base = w[: -len(suffix)] + repl
+            if len(base) >= 3 and base != w:
+                out.append(base)
+    return list(dict.fromkeys(out))
 
 
 def semantic_text(intent: QueryIntent) -> str:
