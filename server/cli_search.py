@@ -77,6 +77,11 @@ def _print_hit_text(text: str, start_line: int, spans: Sequence[tuple[int, int]]
     show_default=True,
     help="Multi-hop: follow references from the hits N times.",
 )
+@click.option(
+    "--files",
+    is_flag=True,
+    help="One result per file (its best chunk): files ranked by all their chunks' evidence.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print hits and report as JSON.")
 def search(
     query: str,
@@ -95,6 +100,7 @@ def search(
     min_similarity: float | None,
     threshold: float | None,
     hops: int,
+    files: bool,
     as_json: bool,
 ) -> None:
     """Hybrid search (grep + BM25 + vectors) for QUERY."""
@@ -111,6 +117,7 @@ def search(
         min_similarity=min_similarity,
         vector_score_threshold=threshold,
         hops=hops,
+        group_by="file" if files else "chunk",
     )
     with engine_errors():
         settings = load_settings(root)
@@ -130,7 +137,8 @@ def search(
             f"[bold cyan]{c.path}[/]:{c.start_line}-{c.end_line}  [green]{hit.score:.3f}[/] "
             f"[dim]{'+'.join(hit.sources)}[/]{what}{stale}"
         )
-        _print_hit_text(c.text, c.start_line, hit.highlights, 8)
+        if not files:
+            _print_hit_text(c.text, c.start_line, hit.highlights, 8)
     _print_report(result.report)
     if not result.hits:
         sys.exit(1)

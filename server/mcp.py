@@ -41,8 +41,8 @@ from codesift.indexer.search.filters import path_allowed
 from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
-from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
+from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.search.symbols import SymbolHit, find_symbols
 from codesift.indexer.sync import index_status
 
@@ -183,6 +183,13 @@ class AgentTools(GraphTools):
                 "'via' the symbols that led there."
             ),
         ] = 0,
+        files: Annotated[
+            bool,
+            Field(
+                description="One result per file, its best chunk, files ranked by all their chunks' "
+                "evidence (default false): for 'which files would I change for this issue'."
+            ),
+        ] = False,
     ) -> str:
         """Best first: exact grep + BM25 + vector search fused by weighted Reciprocal Rank Fusion.
 
@@ -198,6 +205,7 @@ class AgentTools(GraphTools):
             filters=_filters(include, exclude, languages, kinds),
             semantic_weight=semantic_weight,
             hops=hops,
+            group_by="file" if files else "chunk",
         )
         if not 0 <= hops <= MAX_HOPS:
             raise QueryError(f"hops must be between 0 and {MAX_HOPS}; got {hops}")
