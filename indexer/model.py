@@ -71,6 +71,7 @@ class SkipReason(StrEnum):
     INVALID_UTF8 = "invalid UTF-8"  # indexed with replacement characters; kept as a note
     SYMLINK_LOOP = "symlink loop"
     SYMLINK_OUTSIDE = "symlink leaves the workspace"
+    SYMLINK_INSIDE = "symlink to a folder inside the workspace"  # indexed at its own path
     UNREADABLE = "unreadable"
     NOT_REGULAR = "not a regular file"
 

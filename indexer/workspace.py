@@ -332,6 +332,11 @@ def _enter(
         real = os.path.realpath(child.path)
         if not _is_inside(real, sel.root_real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
+        # The folder is indexed at its own path, as git and ripgrep see it: walking the
+        # link too would index every file twice (serde's serde/src/core → serde_core/src).
+        at = os.path.relpath(real, sel.root_real)
+        if not _is_inside(os.path.realpath(os.path.dirname(child.path)), real):
+            return _skip(child.rel, child.path, st, SkipReason.SYMLINK_INSIDE, f"indexed at {at}")
     else:
         try:
             st = child.entry.stat(follow_symlinks=False)
@@ -418,9 +423,8 @@ class IgnoreMatcher:
     def entry(self, rel_path: str) -> WalkEntry | None:
         """The entry walk() would yield for this file, or None (ignored, gone, a directory).
 
-        A path through a symlinked directory is answered as if that directory were
-        entered, unless the link leaves the workspace or leads back to an enclosing
-        directory (the walk's order-dependent "already walked" case is not judged).
+        A path through a symlinked directory is None: the walk does not enter one
+        (inside the workspace its folder is indexed at its own path).
         """
         parts = self._parts(rel_path)
         if parts is None:
@@ -438,10 +442,8 @@ class IgnoreMatcher:
                 return None
             if not stat.S_ISDIR(st.st_mode):
                 return None
-            if linked:
-                real = os.path.realpath(path)
-                if not _is_inside(real, sel.root_real) or _is_inside(os.path.realpath(dir_abs), real):
-                    return None
+            if linked:  # the walk never enters a symlinked folder (see _enter)
+                return None
             name_b = to_byte_space(part)
             if sel.ignored(lists, rel_b + name_b, name_b, True):
                 return None

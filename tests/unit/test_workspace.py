@@ -223,14 +223,15 @@ def test_symlink_loop_to_an_ancestor_is_reported_once_and_the_walk_ends(ws: Path
     assert found["a/b/up"].skip == SkipReason.SYMLINK_LOOP
 
 
-def test_symlinked_directory_inside_is_walked_once(ws: Path) -> None:
+def test_symlinked_directory_inside_is_indexed_once_at_its_own_path(ws: Path) -> None:
     write(ws, "lib/util.py")
     (ws / "alias").symlink_to("lib", target_is_directory=True)
     (ws / "zlink").symlink_to("lib", target_is_directory=True)
     found = entries(ws)
-    assert found["alias/util.py"].skip is None
     assert found["lib/util.py"].skip is None  # real directories are always walked
-    assert found["zlink"].skip == SkipReason.SYMLINK_LOOP
+    assert not any(p.startswith(("alias/", "zlink/")) for p in found)
+    assert found["alias"].skip == found["zlink"].skip == SkipReason.SYMLINK_INSIDE
+    assert found["alias"].detail == "indexed at lib"
 
 
 def test_self_referencing_symlink_is_a_loop(ws: Path) -> None:

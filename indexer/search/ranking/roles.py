@@ -77,7 +77,7 @@ _MINIFIED_NAME = re.compile(r"\.min\.(?:js|css|mjs)$|-min\.js$|\.bundle\.js$")
 _PROSE_EXT = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
 _DECLARATION = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
 _REEXPORT_NAMES = frozenset(
-    {"__init__.py", "package-info.java", "index.ts", "index.js", "index.mjs", "mod.rs", "module-info.java"}
+    {"__init__.py", "package-info.java", "index.ts", "index.js", "index.mjs", "module-info.java"}
 )
 _PROSE_LANGUAGES = frozenset({"markdown", "rst", "text", "org", "asciidoc"})
 
