@@ -14,7 +14,9 @@ to a depth; merged and re-ranked.
   every path that reached it (``1 − Π(1 − cᵢ)``, so each extra path raises it and
   it stays in [0, 1]).
 * A chunk reached only by hops has ``match_type`` ``multi-hop``, source ``graph``
-  and ``via``: the qualified names of the symbols on the best path to it.
+  and ``via``: the qualified names of the symbols on the best path to it. A hit
+  the hops reach as well keeps its match type and gains source ``graph`` and the
+  ``via`` of the first path that reached it.
 """
 
 from __future__ import annotations
@@ -98,7 +100,9 @@ def expand(
                 next_ids.append(cid)
             else:
                 r.miss *= 1.0 - c
-                if c > r.best and r.depth > 0:
+                if r.depth == 0 and not r.via:  # a seed a hop reaches too: say by which path
+                    r.via = via
+                elif c > r.best and r.depth > 0:
                     r.best, r.via = c, via
         frontier = [
             (chunks[cid], 1.0 - reached[cid].miss, reached[cid].via) for cid in next_ids if cid in chunks
@@ -110,7 +114,9 @@ def expand(
     for r in reached.values():
         score = round(1.0 - r.miss, 6)
         seed = seed_hits.get(r.chunk_id)
-        if seed is not None:
+        if seed is not None and r.via:
+            hits.append(replace(seed, score=score, sources=(*seed.sources, Source.GRAPH), via=r.via))
+        elif seed is not None:
             hits.append(replace(seed, score=score))
         elif r.chunk_id in chunks:
             hits.append(SearchHit(chunks[r.chunk_id], score, MatchType.MULTI_HOP, (Source.GRAPH,), via=r.via))

@@ -498,7 +498,10 @@ async def test_hybrid_search_hops_follow_the_graph(places: dict[str, Path]) -> N
             "hybrid_search", semantic_query="checkout a cart", exact_keywords="checkout", hops=1
         )
         assert hop.cited()[0] == "app/shop.py:4-5"
-        assert re.search(r"app/billing\.py:4-6  function invoice .*\(graph\)  via invoice", hop.text)
+        # invoice is a hit on its own (vectors) and the hop from checkout reaches it too
+        assert re.search(
+            r"app/billing\.py:4-6  function invoice .*\((?:\w+\+)*graph\)  via invoice", hop.text
+        )
         bad = await c.call("hybrid_search", semantic_query="checkout", hops=9)
         assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] hops must be between 0 and 3")
 
