@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from ...model import Chunk, Symbol
+from ...model import Chunk, ChunkKind, Symbol
 from ...text import split_identifier
 from .query import QueryIntent, last_name, name_terms
 
@@ -26,20 +26,23 @@ FILE_NAMED_AFTER_SYMBOL = 0.5
 # defined in more places than this (``get``, ``run``) says little about which.
 MAX_DEFINITIONS = 12
 # Query words found in the file name or its folder, × the share of words matched.
-PATH_MATCH_BOOST = 0.3
+PATH_MATCH_BOOST = 0.6
 # A file whose whole name the query spells: "Request type in Vapor" → Request.swift.
 STEM_MATCH_BOOST = 0.25
 # Query words in the name of the chunk's definition (and its container), × the share matched.
-NAME_MATCH_BOOST = 0.3
+NAME_MATCH_BOOST = 0.15
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
-FILE_COHERENCE_BOOST = 0.1
-COHERENCE_WINDOW = 20
+FILE_COHERENCE_BOOST = 0.7
+COHERENCE_WINDOW = 40
 
 _PATH_HINT = re.compile(
     r"[\w./-]*\w\.(?:py|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala)\b"
 )
+
+# What the name rule lifts: the function that does the thing, not a class header.
+_CALLABLE = frozenset({ChunkKind.FUNCTION, ChunkKind.METHOD})
 
 SymbolLookup = Callable[[Sequence[str]], list[Symbol]]
 ChunkLoader = Callable[[Sequence[str]], dict[str, Chunk]]
@@ -190,12 +193,11 @@ def boost_name_matches(
     cache: dict[str, float] = {}
     for cid in scores:
         symbol = chunks[cid].symbol
-        if not symbol:
+        if not symbol or chunks[cid].kind not in _CALLABLE:
             continue
         if symbol not in cache:
-            terms: set[str] = set()
-            for part in re.split(r"::|\\|->|\.|#", symbol)[-2:]:
-                terms.update(split_identifier(part))
+            # The definition's own name: its container's is shared by every member.
+            terms = set(split_identifier(last_name(symbol)))
             matched = sum(1 for w in words if _matches(w, terms))
             cache[symbol] = NAME_MATCH_BOOST * matched / len(words)
         scores[cid] += top * cache[symbol]

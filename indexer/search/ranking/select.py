@@ -10,7 +10,7 @@ from ...model import Chunk, ChunkKind
 from .roles import FileRole, file_role, role_prior
 
 # Each further chunk of a file already on the page keeps this share of its score.
-DIVERSITY_DECAY = 0.6
+DIVERSITY_DECAY = 0.75
 
 _OVERLOAD = re.compile(r"^\s*@(?:typing\.|t\.)?overload\b", re.MULTILINE)
 _BRACE_LANGUAGES = frozenset(
