@@ -107,3 +107,14 @@ def test_filters_become_one_sql_where_clause() -> None:
 def test_bad_glob_is_a_query_error() -> None:
     with pytest.raises(QueryError):
         glob_regex("  ")
+
+
+def test_semantic_weight_in_a_settings_file_moves_the_keyword_weight_as_the_flag_does() -> None:
+    from codesift.indexer.search.results import Source
+    from codesift.indexer.settings import load_settings
+
+    by_file = _plan(
+        SearchRequest("retry uploads"), load_settings(overrides={"search": {"semantic_weight": 0.9}})
+    )
+    by_flag = _plan(SearchRequest("retry uploads", semantic_weight=0.9), Settings())
+    assert by_file.weights[Source.BM25] == pytest.approx(by_flag.weights[Source.BM25]) == pytest.approx(0.1)
