@@ -36,6 +36,8 @@ PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
 FILE_COHERENCE_BOOST = 0.7
 COHERENCE_WINDOW = 40
+# A definition within this share of a top-level block's score carries its file's coherence.
+BLOCK_REPRESENTATIVE = 0.9
 
 _PATH_HINT = re.compile(
     r"[\w./-]*\w\.(?:py|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala)\b"
@@ -218,4 +220,20 @@ def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], 
         else:
             extra[path] = extra.get(path, 0.0) + s / top
     for path, more in extra.items():
-        scores[best[path]] += top * FILE_COHERENCE_BOOST * more / (1.0 + more)
+        scores[_representative(best[path], window, chunks)] += (
+            top * FILE_COHERENCE_BOOST * more / (1.0 + more)
+        )
+
+
+def _representative(best: str, window: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> str:
+    """The chunk that carries a file's coherence: its best, or its best definition when
+    the best is a top-level block (imports, a module docstring) scored not much higher."""
+    first = chunks[best]
+    if first.kind is not ChunkKind.BLOCK:
+        return best
+    top = next(s for cid, s in window if cid == best)
+    for cid, s in window:
+        c = chunks[cid]
+        if c.path == first.path and c.kind is not ChunkKind.BLOCK and s >= top * BLOCK_REPRESENTATIVE:
+            return cid
+    return best
