@@ -114,6 +114,14 @@ async def test_search_filters_and_weights_are_camel_case(client: LanguageClient)
 
 
 @pytest.mark.asyncio
+async def test_search_group_by_file_answers_each_file_once(client: LanguageClient) -> None:
+    await indexed(client)
+    answer = await run(client, "codesift.search", {"query": "user", "groupBy": "file", "limit": 10})
+    paths = [h["path"] for h in answer["hits"]]
+    assert paths and len(paths) == len(set(paths))
+
+
+@pytest.mark.asyncio
 async def test_unsaved_edit_is_found_by_grep(client: LanguageClient, ws: Path) -> None:
     await indexed(client)
     uri = (ws / "app" / "upload.py").as_uri()
