@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
 from ...text import split_identifier
@@ -175,6 +176,7 @@ def _matches(word: str, terms: set[str]) -> bool:
     return word in terms or any(_same_stem(word, t) for t in terms)
 
 
+@lru_cache(maxsize=1 << 16)
 def _same_stem(word: str, term: str) -> bool:
     if word == term:
         return True
