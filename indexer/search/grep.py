@@ -32,6 +32,7 @@ from typing import IO, Literal
 import pathspec
 
 from ..errors import ConfigError, QueryError, WorkspaceError
+from ..paths import index_path, os_path
 from ..settings import IndexSettings
 from .grep_memory import (
     CharSpan,
@@ -290,7 +291,7 @@ def _path_of(data: Mapping[str, object]) -> str:
     raw = data.get("path")
     assert isinstance(raw, dict)
     path = str(raw["text"]) if "text" in raw else os.fsdecode(base64.b64decode(str(raw["bytes"])))
-    return path.removeprefix("./")
+    return index_path(path.removeprefix("./"))
 
 
 def _text_of(lines: Mapping[str, str]) -> tuple[str, bytes | None]:
@@ -331,7 +332,7 @@ def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
     unreadable since keeps its match lines alone.
     """
     try:
-        raw = (root / path).read_bytes()
+        raw = (root / os_path(path)).read_bytes()
     except OSError:
         return
     size = len(raw)

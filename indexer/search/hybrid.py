@@ -19,6 +19,7 @@ from ..embed import Embedder
 from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
+from ..paths import os_path
 from ..settings import Settings
 from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
 from . import exact
@@ -318,7 +319,7 @@ def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
     stale: set[str] = set()
     for p in paths:
         try:
-            st = os.stat(root / p)
+            st = os.stat(root / os_path(p))
         except OSError:
             stale.add(p)
             continue
