@@ -27,6 +27,7 @@ from .embed import Embedder, make_embedder
 from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
 from .faults import crash_point
 from .filework import process_file
+from .locate import index_exists_at
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
 from .rows import Vectors
 from .settings import Settings
@@ -435,6 +436,8 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
     """What the index of a workspace holds, without changing it."""
     root = root.resolve()
     uri = index_uri_for(root, settings)
+    if not index_exists_at(uri):  # opening a missing index directory would create it
+        return IndexStatus(root=str(root), index_path=uri, exists=False)
     store = Store(uri)
     meta = store.read_meta()
     if meta is None:
@@ -469,7 +472,8 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
 def open_store(root: Path, settings: Settings) -> Store:
     """The store of a workspace for reading; IndexMissingError says how to build it."""
     uri = index_uri_for(root.resolve(), settings)
-    store = Store(uri)
-    if store.read_meta() is None:
+    # Reading never writes: opening a missing index directory would create it.
+    store = Store(uri) if index_exists_at(uri) else None
+    if store is None or store.read_meta() is None:
         raise IndexMissingError(f"no codesift index for {root} yet: run `codesift index {root}` to build it")
     return store

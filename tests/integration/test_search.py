@@ -334,7 +334,7 @@ def test_cli_symbols_json(indexed: Path) -> None:
         env=env,
     )
     assert res.returncode == 0, res.stderr
-    first = json.loads(res.stdout)[0]
+    first = json.loads(res.stdout)["symbols"][0]
     assert first["symbol"]["qualified_name"] == "parse_config" and first["symbol"]["path"] == "app/config.py"
 
 
