@@ -34,6 +34,8 @@ import pathspec
 from ..errors import ConfigError, QueryError, WorkspaceError
 from ..paths import index_path, os_path
 from ..settings import IndexSettings
+from . import bounds
+from .bounds import check_globs, check_int, check_query
 from .grep_memory import (
     CharSpan,
     FileHits,
@@ -497,10 +499,11 @@ def grep(
     deadline = started + timeout_s
     if pattern == "":
         raise QueryError("empty pattern")
-    if context < 0:
-        raise QueryError(f"context must be 0 or more lines; got {context}")
-    if max_matches < 1:
-        raise QueryError(f"max_matches must be at least 1; got {max_matches}")
+    check_int("context", context, 0, bounds.MAX_CONTEXT)
+    check_int("max_matches", max_matches, 1, bounds.MAX_MATCHES)
+    check_query("pattern", pattern)
+    check_globs("include", include)
+    check_globs("exclude", exclude)
     if not root.is_dir():
         raise WorkspaceError(f"workspace root is not a directory: {root}")
     sensitive = is_case_sensitive(pattern, regex=regex, case=case)

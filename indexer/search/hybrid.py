@@ -22,8 +22,9 @@ from ..model import Chunk, FileStatus
 from ..paths import os_path
 from ..settings import Settings
 from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
-from . import exact
+from . import bounds, exact
 from . import grep as grep_mod
+from .bounds import check_float, check_int, check_query
 from .filters import filters_sql, path_allowed
 from .fusion import rrf
 from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
@@ -102,11 +103,19 @@ def search(
     """
     started = time.perf_counter()
     s = settings.search
-    limit = request.limit or s.limit
-    if limit <= 0:
-        raise QueryError("limit must be positive")
-    if request.hops < 0:
-        raise QueryError("hops must not be negative")
+    limit = check_int("limit", request.limit or s.limit, 1, bounds.MAX_LIMIT)
+    check_int("hops", request.hops, 0, bounds.MAX_HOPS)
+    for name, weight in (
+        ("semantic_weight", request.semantic_weight),
+        ("keyword_weight", request.keyword_weight),
+        ("grep_weight", request.grep_weight),
+    ):
+        check_float(name, weight, 0.0, bounds.MAX_WEIGHT)
+    check_float("min_similarity", request.min_similarity, -1.0, 1.0)
+    check_float("vector_score_threshold", request.vector_score_threshold, 0.0, 2.0)
+    check_query("query", request.query)
+    check_query("exact_keywords", request.exact_keywords or "")
+    check_query("semantic_query", request.semantic_query or "")
     fetch = limit * max(1, s.overfetch)
     where = filters_sql(request.filters)
     keywords = _keywords(request)
@@ -117,7 +126,8 @@ def search(
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
     if not (keywords.strip() or semantic_query):
-        raise QueryError("empty query")
+        # The specification: an empty or whitespace query returns an empty list, no error.
+        return SearchResult((), _empty_report(started, "empty query: nothing to search for"))
 
     threshold = (
         s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
@@ -309,6 +319,11 @@ def _grep_chunks(
         ranked = [h.chunk_id for h in bm25(store, keywords, len(ordered), id_filter)]
         ordered = list(dict.fromkeys([*ranked, *ordered]))
     return ordered[:limit]
+
+
+def _empty_report(started: float, note: str) -> SearchReport:
+    millis = {"total": (time.perf_counter() - started) * 1000}
+    return SearchReport(chars=0, unique_files=0, chunks=0, per_source={}, millis=millis, notes=(note,))
 
 
 def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:

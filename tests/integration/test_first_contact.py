@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,45 @@ def test_the_nearest_index_of_the_same_repository_answers_and_is_named(scratch_w
     assert f"index: {scratch_with_index}" in text.stderr
     as_json = json.loads(run_cli("search", "help_text", "--mode", "bm25", "--json", cwd=below).stdout)
     assert as_json["index_root"] == str(scratch_with_index)
+
+
+# ----- hostile numbers and globs ---------------------------------------------------------
+
+
+HOSTILE = (
+    ("search", "good", "--mode", "bm25", "--limit", "1000000000"),
+    ("search", "good", "--mode", "bm25", "--hops", "1000000000"),
+    ("search", "good", "--mode", "bm25", "--semantic-weight", "nan"),
+    ("search", "good", "--mode", "bm25", "--include", "a" * 100_000),
+    ("grep", "good", "--context", "1000000000"),
+    ("grep", "good", "--max-matches", "-5"),
+    ("grep", "good", "--include", "a" * 100_000),
+    ("symbols", "good", "--limit", "1000000000"),
+    ("research", "what calls good_one", "--depth", "1000000000"),
+)
+
+
+@pytest.mark.parametrize("args", HOSTILE, ids=lambda a: " ".join(x[:20] for x in a))
+def test_hostile_numbers_and_globs_get_a_clear_error_and_exit_2_fast(
+    scratch_with_index: Path, args: tuple[str, ...]
+) -> None:
+    started = time.monotonic()
+    res = run_cli(*args, "--root", str(scratch_with_index), timeout=60)
+    assert res.returncode == 2, (res.stdout[-500:], res.stderr[-500:])
+    assert res.stderr.startswith("codesift: ") and "Traceback" not in res.stderr
+    assert len(res.stderr) < 500
+    assert time.monotonic() - started < 20
+
+
+def test_an_empty_or_whitespace_query_returns_no_hits_and_no_error(scratch_with_index: Path) -> None:
+    from codesift.indexer.search.hybrid import search
+    from codesift.indexer.search.results import SearchRequest
+    from codesift.indexer.sync import open_store
+
+    settings = load_settings(scratch_with_index)
+    store = open_store(scratch_with_index, settings)
+    for query in ("", "   ", "\t\n"):
+        result = search(store, SearchRequest(query=query, mode="bm25"), settings, root=scratch_with_index)
+        assert result.hits == () and "empty query" in result.report.notes[0]
+    res = run_cli("search", "  ", "--mode", "bm25", "--json", "--root", str(scratch_with_index))
+    assert res.returncode == 0 and json.loads(res.stdout)["hits"] == [], res.stderr
