@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from .embed import Embedder, make_embedder
+from .embed import Embedder, MissingModel, embedder_for_indexing
 from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
 from .faults import crash_point
 from .filework import process_file
@@ -172,7 +172,13 @@ def index_workspace(
         raise WorkspaceError(f"workspace root {root} is not a directory")
     project = project or root.name
     uri = index_uri_for(root, settings)
-    embedder = embedder or make_embedder(settings.embed)
+    embedder = embedder or embedder_for_indexing(settings.embed)
+    semantic_off = ""
+    if isinstance(embedder, MissingModel):
+        # Grep, BM25, symbols and the graph need no model: index them, leave vectors pending.
+        semantic_off = f"semantic search is off, vectors wait for the model: {embedder.error}"
+        log.warning("%s", semantic_off)
+        embed = False
     cancel = cancel or threading.Event()
     counters = Counters()
     with writer_lock(uri, wait=wait, on_wait=on_wait):
@@ -230,7 +236,7 @@ def index_workspace(
         rebuilt=bool(reason),
         rebuild_reason=reason,
         vectors_pending=pending,
-        note=note,
+        note="; ".join(n for n in (note, semantic_off) if n),
     )
 
 

@@ -254,8 +254,15 @@ def serve(stdio: bool, tcp: str | None) -> None:
 def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int | None) -> None:
     """Run the MCP server for AI agents over stdio: hybrid/grep/vector/symbol search, read_file, status."""
     from codesift.indexer.settings import load_settings
-    from codesift.server.mcp import create_server
-    from codesift.server.mcp_base import McpConfig
+
+    try:
+        from codesift.server.mcp import create_server
+        from codesift.server.mcp_base import McpConfig
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith("mcp"):
+            raise
+        click.echo("codesift: the MCP server needs the mcp extra: pip install 'codesift[mcp]'", err=True)
+        sys.exit(EXIT_ERROR)
 
     with engine_errors():
         resolved = tuple(r.resolve() for r in roots) or (find_root(None),)

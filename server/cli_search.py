@@ -107,6 +107,7 @@ def search(
 ) -> None:
     """Hybrid search (grep + BM25 + vectors) for QUERY."""
     from codesift.indexer.embed import make_embedder
+    from codesift.indexer.errors import EmbedError
     from codesift.indexer.search.hybrid import search as run_search
     from codesift.indexer.search.results import SearchRequest
     from codesift.indexer.settings import load_settings
@@ -129,8 +130,13 @@ def search(
     with engine_errors():
         settings = load_settings(root)
         store = open_store(root, settings)
-        embedder = make_embedder(settings.embed) if mode in ("hybrid", "vector") else None
-        result = run_search(store, request, settings, root=root, embedder=embedder)
+        embedder, semantic_off = None, ""
+        if mode in ("hybrid", "vector"):
+            try:
+                embedder = make_embedder(settings.embed)
+            except EmbedError as exc:  # BM25 and grep still answer; the report says why
+                semantic_off = str(exc)
+        result = run_search(store, request, settings, root=root, embedder=embedder, semantic_off=semantic_off)
     if as_json:
         print_json(with_index(root, search_json(result)))
         return

@@ -91,8 +91,12 @@ def search(
     embedder: Embedder | None = None,
     overlay: Mapping[str, str] | None = None,
     graph: Graph | None = None,
+    semantic_off: str = "",
 ) -> SearchResult:
     """Run one search and return hits (best first, score in [0, 1]) plus a report.
+
+    Without an ``embedder`` the vector source is off; ``semantic_off`` says why (the
+    model is missing…) in the report, and BM25 and grep answer alone.
 
     With ``request.hops > 0`` the hits are widened over the reference graph
     (``multihop``); pass a long-lived ``graph`` to skip loading it per search.
@@ -151,7 +155,8 @@ def search(
     if want_vec:
         if embedder is None:
             if not notes:
-                notes.append("semantic search unavailable: no embedding model loaded")
+                why = semantic_off or "no embedding model loaded"
+                notes.append(f"semantic search is off (BM25 and grep answered): {why}")
         elif not no_vectors:
             emb = embedder
 

@@ -22,8 +22,17 @@ pytestmark = pytest.mark.slow
 CODESIFT = [sys.executable, "-m", "codesift.server.cli"]
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CODESIFT, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CODESIFT, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # ----- any file name ---------------------------------------------------------------------
@@ -182,3 +191,31 @@ def test_an_empty_or_whitespace_query_returns_no_hits_and_no_error(scratch_with_
         assert result.hits == () and "empty query" in result.report.notes[0]
     res = run_cli("search", "  ", "--mode", "bm25", "--json", "--root", str(scratch_with_index))
     assert res.returncode == 0 and json.loads(res.stdout)["hits"] == [], res.stderr
+
+
+# ----- without a model -------------------------------------------------------------------
+
+
+def test_without_the_model_text_search_indexes_and_answers_and_vectors_follow_later(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    no_model = {"CODESIFT_MODEL_DIR": str(tmp_path / "nowhere")}
+    done = run_cli("index", str(root), "--json", env=no_model)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["files_changed"] == 5 and report["chunks_embedded"] == 0 and report["vectors_pending"] > 0
+    assert "semantic search is off" in report["note"] and "model" in report["note"]
+    assert run_cli("index", str(root), "--no-embed", env=no_model).returncode == 0
+
+    found = run_cli("search", "parse_config", "--json", "--root", str(root), env=no_model)
+    assert found.returncode == 0, found.stderr
+    data = json.loads(found.stdout)
+    assert data["hits"][0]["path"] == "app/config.py"
+    assert any(
+        n.startswith("semantic search is off (BM25 and grep answered)") for n in data["report"]["notes"]
+    )
+    syms = run_cli("symbols", "parse_config", "--root", str(root), env=no_model)
+    assert syms.returncode == 0 and "app/config.py" in syms.stdout
+
+    # The model is back: the same index gets its vectors, no rebuild.
+    again = json.loads(run_cli("index", str(root), "--json").stdout)
+    assert not again["rebuilt"] and again["chunks_embedded"] > 0 and again["vectors_pending"] == 0
