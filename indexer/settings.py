@@ -199,6 +199,9 @@ class Settings:
             "max_tokens": str(self.embed.max_tokens),
         }
 
+            # Bumped when the parser cuts unchanged files differently (2: definitions
+            # inside Python's module-level if / try / with / for blocks), so old indexes rebuild.
+            "parser": "2",
     def vector_cache_key(self, model_id: str) -> str:
         """The embedding cache's key: the model and what changes its vectors for the same text."""
         return f"{model_id}@{self.embed.max_tokens}"
