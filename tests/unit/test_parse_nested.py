@@ -9,7 +9,7 @@ from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import ChunkSettings
 
 SOURCE = textwrap.dedent(
-    '''
+    """
     import sys
 
     if sys.platform == "win32":
@@ -46,7 +46,7 @@ SOURCE = textwrap.dedent(
         if sys.version_info >= (3, 12):
             def modern(self):
                 return 1
-    '''
+    """
 ).lstrip()
 
 
