@@ -39,6 +39,10 @@ def _graph_targets(root: Path, name: str) -> tuple[Graph, list[Symbol]]:
     return graph, targets
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _where(sym: Symbol | None, path: str = "") -> str:
     if sym is None:
         return f"[cyan]{path}[/] (top level)"
@@ -53,7 +57,7 @@ def _where(sym: Symbol | None, path: str = "") -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print callers as JSON.")
 def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> None:
-    """Who calls NAME (``loads``, ``json.loads``, ``JSONDecoder.decode``): callers with call sites."""
+    """Who calls NAME (loads, json.loads, JSONDecoder.decode): callers with call sites."""
     from codesift.indexer.graph import callers as graph_callers
 
     root = find_root(root)
@@ -66,7 +70,7 @@ def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> No
         return
     say_index(root)
     for target, sites in found:
-        out.print(f"{_where(target)} [dim]— {len(sites)} callers[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(sites), 'caller')}[/]")
         for site in sites:
             lines = ", ".join(str(r.start.line) for r in site.from_ranges)
             mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
@@ -93,7 +97,7 @@ def callees(name: str, root: Path | None, as_json: bool) -> None:
         return
     say_index(root)
     for target, calls in found:
-        out.print(f"{_where(target)} [dim]— {len(calls)} callees[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(calls), 'callee')}[/]")
         for c in calls:
             lines = ", ".join(str(r.start.line) for r in c.from_ranges)
             if c.callee is not None:
@@ -123,7 +127,7 @@ def impls(name: str, root: Path | None, as_json: bool) -> None:
         return
     say_index(root)
     for target, found_impls in found:
-        out.print(f"{_where(target)} [dim]— {len(found_impls)} implementations[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(found_impls), 'implementation')}[/]")
         for impl in found_impls:
             loc = impl.location
             what = impl.symbol.qualified_name if impl.symbol is not None else "(extension)"

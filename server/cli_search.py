@@ -184,13 +184,15 @@ def search_json(result: SearchResult) -> dict[str, object]:
 
 
 def _print_report(report: SearchReport) -> None:
+    from rich.markup import escape
+
     per = ", ".join(f"{k} {v}" for k, v in report.per_source.items())
     err.print(
         f"[dim]{report.chunks} chunks from {report.unique_files} files, {report.chars:,} characters; "
         f"{per}; {report.millis.get('total', 0):.0f} ms[/]"
     )
-    for note in report.notes:
-        err.print(f"[yellow]note:[/] {note}")
+    for note in dict.fromkeys(report.notes):  # each condition once
+        err.print(f"[yellow]note:[/] {escape(note)}")
 
 
 @click.command()

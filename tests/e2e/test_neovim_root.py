@@ -1,4 +1,4 @@
-"""Which folder the Neovim plugin calls the workspace (issue 14: never an ancestor's index)."""
+"""The Neovim plugin's workspace (never an ancestor's index) and its notes (once per condition)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,6 @@ def test_neovim_plugin_never_takes_an_ancestors_index_for_an_unmarked_workspace(
     assert roots["opened_at_index"] == f"{tmp_path}/scratch"
     assert roots["checkout_below_index"] == f"{tmp_path}/scratch/repo"
     assert roots["nowhere"] is None
+    # A search's notes are shown once per condition, not before every picker.
+    assert roots["notes_first"] == ["3 files are not indexed", "vectors pending"]
+    assert roots["notes_again"] == ["new one"]

@@ -219,3 +219,22 @@ def test_without_the_model_text_search_indexes_and_answers_and_vectors_follow_la
     # The model is back: the same index gets its vectors, no rebuild.
     again = json.loads(run_cli("index", str(root), "--json").stdout)
     assert not again["rebuilt"] and again["chunks_embedded"] > 0 and again["vectors_pending"] == 0
+
+
+# ----- output for pipes ------------------------------------------------------------------
+
+
+def test_output_to_a_pipe_is_unwrapped_with_phase_times_and_singular_counts(tmp_path: Path) -> None:
+    long_name = "a_function_name_long_enough_to_pass_eighty_columns_when_printed_with_its_line_number"
+    text = (
+        f"def {long_name}(argument_one, argument_two):\n    return argument_one\n\n\n"
+        f"def user():\n    return {long_name}(1, 2)\n"
+    )
+    root = write_workspace(tmp_path / "ws", {"long.py": text})
+    done = run_cli("index", str(root), "--no-embed")
+    assert done.returncode == 0, done.stderr
+    assert "[walk " in done.stdout and "parse " in done.stdout
+    grep = run_cli("grep", long_name, "--root", str(root))
+    assert f"     1: def {long_name}(argument_one, argument_two):" in grep.stdout.splitlines()
+    callers = run_cli("callers", long_name, "--root", str(root))
+    assert "— 1 caller" in callers.stdout and "1 callers" not in callers.stdout

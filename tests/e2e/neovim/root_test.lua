@@ -16,5 +16,8 @@ local out = {
   -- no marker anywhere: no workspace
   nowhere = root('plain/c.py', 'plain'),
 }
+local results = require('codesift.results')
+out.notes_first = results.unseen_notes({ '3 files are not indexed', 'vectors pending' })
+out.notes_again = results.unseen_notes({ '5 files are not indexed', 'vectors pending', 'new one' })
 io.stdout:write(vim.json.encode(out) .. '\n')
 vim.cmd('qall!')
