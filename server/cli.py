@@ -166,17 +166,18 @@ def index(
 
 
 @main.command()
-@click.argument("root", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="List every skipped or failed file with its reason.")
-def status(root: Path, as_json: bool, show_all: bool) -> None:
-    """What the index of ROOT holds: files, chunks, symbols, vectors, skipped files and why."""
+def status(root: Path | None, as_json: bool, show_all: bool) -> None:
+    """What the index of ROOT holds: files, chunks, symbols, vectors, skipped files and why.
+
+    Without ROOT: the index search would use here (the nearest one above, same repository).
+    """
     from codesift.indexer.settings import load_settings
     from codesift.indexer.sync import index_status
 
-    if not root.is_dir():
-        click.echo(f"codesift: {root}: no such folder", err=True)
-        sys.exit(EXIT_ERROR)
+    root = find_root(root)
     with engine_errors():
         st = index_status(root, load_settings(root))
     if as_json:

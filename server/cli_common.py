@@ -100,7 +100,7 @@ def find_root(explicit: Path | None) -> Path:
     from codesift.indexer.locate import index_root_for
 
     if explicit is not None and not explicit.is_dir():
-        click.echo(f"codesift: --root {explicit}: no such folder", err=True)
+        click.echo(f"codesift: {explicit}: no such folder", err=True)
         sys.exit(EXIT_ERROR)
     return index_root_for(explicit, Path.cwd())
 

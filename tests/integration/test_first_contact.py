@@ -149,6 +149,12 @@ def test_the_nearest_index_of_the_same_repository_answers_and_is_named(scratch_w
     assert f"index: {scratch_with_index}" in text.stderr
     as_json = json.loads(run_cli("search", "help_text", "--mode", "bm25", "--json", cwd=below).stdout)
     assert as_json["index_root"] == str(scratch_with_index)
+    status = run_cli("status", "--json", cwd=below)
+    assert status.returncode == 0 and json.loads(status.stdout)["index_root"] == str(scratch_with_index)
+    named = run_cli("status", str(below), cwd=below)  # a folder named is that folder's index only
+    assert named.returncode == 1 and "no index for" in named.stderr
+    missing = run_cli("symbols", "x", "--root", str(below / "nowhere"))
+    assert missing.returncode == 2 and "no such folder" in missing.stderr
 
 
 # ----- hostile numbers and globs ---------------------------------------------------------
