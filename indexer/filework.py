@@ -9,11 +9,15 @@ results costs the rest.
 
 from __future__ import annotations
 
+import logging
+
 from .errors import CodesiftError
 from .model import FileRecord, FileStatus, FileWrite, WalkEntry
 from .parse import parse_file
 from .settings import Settings
 from .workspace import read_source
+
+log = logging.getLogger(__name__)
 
 
 def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project: str) -> FileWrite | None:
@@ -35,7 +39,12 @@ def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project:
         return None
     try:
         parsed = parse_file(entry.path, source.text, entry.language, project=project, settings=settings.chunk)
-    except CodesiftError as exc:  # parse_file falls back to windows; this is the last resort
+    except Exception as exc:  # parse_file falls back to windows; this is the last resort
+        # Nothing about one file may stop an index run: a parser bug, a RecursionError on
+        # absurd nesting… marks this file failed, with the reason, and the run goes on.
+        if not isinstance(exc, CodesiftError):
+            log.exception("parsing %s failed", entry.path)
+        reason = str(exc) if isinstance(exc, CodesiftError) else f"parser error: {type(exc).__name__}: {exc}"
         rec = FileRecord(
             entry.path,
             entry.language,
@@ -43,7 +52,7 @@ def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project:
             entry.mtime_ns,
             source.content_hash,
             FileStatus.FAILED,
-            str(exc),
+            reason,
         )
         return FileWrite(rec, (), ())
     note = source.note

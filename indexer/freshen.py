@@ -22,6 +22,7 @@ from .embed import Embedder
 from .errors import IndexMissingError
 from .filework import process_file
 from .model import FileRecord, FileWrite
+from .paths import index_path
 from .rows import Vectors
 from .settings import Settings
 from .store import CHUNKS, PENDING, Store
@@ -111,7 +112,8 @@ def reindex_paths(
     counters = Counters()
     with writer_lock(index_uri_for(root, settings), wait=wait):
         store = _open_for_write(index_uri_for(root, settings), root, settings, embedder)
-        records = store.file_records(wanted)
+        # ``wanted`` are OS paths; the index keys files by their stored form (paths.py).
+        records = store.file_records([index_path(p) for p in wanted])
         batch: list[FileWrite] = []
         touched: list[FileRecord] = []
         removed: list[str] = []
@@ -121,10 +123,10 @@ def reindex_paths(
             if entry is None:
                 removed += _gone(root, path, records, store)
                 continue
-            write = process_file(entry, indexed_hash(records.get(path)), settings, project)
+            write = process_file(entry, indexed_hash(records.get(entry.path)), settings, project)
             if write is None:
                 unchanged += 1
-                rec = records[path]
+                rec = records[entry.path]
                 touched.append(dataclasses.replace(rec, size=entry.size, mtime_ns=entry.mtime_ns))
             else:
                 batch.append(write)
@@ -183,9 +185,10 @@ def _embed_into_cache(
 def _gone(root: Path, path: str, records: dict[str, FileRecord], store: Store) -> list[str]:
     """Indexed paths to forget for a path the walk no longer yields (``records``: the
     files rows of the paths asked for)."""
-    out = [path] if path in records else []
+    stored = index_path(path)
+    out = [stored] if stored in records else []
     if not (root / path).is_dir():  # a vanished (or ignored) directory takes its files along
-        out += list(store.file_records(under=path))
+        out += list(store.file_records(under=stored))
     return out
 
 

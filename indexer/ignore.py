@@ -44,6 +44,11 @@ _GIT_CONFIG_TIMEOUT_S = 2.0
 # like "caf?" behaves as in git, where "?" matches one byte.
 
 
+# settings.exclude skips folders of these names only when they hold a virtualenv.
+VIRTUALENV_NAMES = frozenset({"venv", ".venv"})
+VIRTUALENV_MARKERS = ("pyvenv.cfg", "conda-meta")
+
+
 def to_byte_space(text: str) -> str:
     """A path or pattern as the rules see it: one character per UTF-8 byte."""
     if text.isascii():
@@ -397,6 +402,7 @@ class IgnoreRules:
     """
 
     def __init__(self, root_real: str, settings: IndexSettings) -> None:
+        self.root_real = root_real
         self.respect_gitignore = settings.respect_gitignore
         self.prefix = ""  # the root's path inside its repository, byte space
         outer: list[RuleList] = []  # deepest first, as git consults them
@@ -444,9 +450,16 @@ class IgnoreRules:
                     if verdict:
                         return True
                     break
-        if self.exclude is not None:
-            return self.exclude.verdict(rel_b, name_b, is_dir) is True
+        if self.exclude is not None and self.exclude.verdict(rel_b, name_b, is_dir) is True:
+            return not (is_dir and name_b in VIRTUALENV_NAMES and not self._is_virtualenv(rel_b))
         return False
+
+    def _is_virtualenv(self, rel_b: str) -> bool:
+        """Whether a folder named like a virtualenv is one (not a source package such as
+        the standard library's ``venv``): venv / virtualenv write ``pyvenv.cfg``, conda
+        ``conda-meta/``."""
+        folder = os.path.join(self.root_real, _text_str(rel_b))
+        return any(os.path.exists(os.path.join(folder, marker)) for marker in VIRTUALENV_MARKERS)
 
     def included(self, inherited: bool | None, rel_b: str, name_b: str, is_dir: bool) -> bool:
         """settings.include: the path's own verdict, else its nearest ancestor's."""

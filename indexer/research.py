@@ -30,10 +30,14 @@ from .graph import (
     module_dependencies,
 )
 from .model import Symbol
+from .search import bounds
+from .search.bounds import check_int, check_query
 from .search.hybrid import search
 from .search.results import SearchMode, SearchRequest
 from .settings import Settings
 from .store import Store
+
+MAX_DEPTH = 20  # caller chains traced at most this far
 
 
 class ResearchKind(StrEnum):
@@ -119,8 +123,9 @@ def code_research(
     """Answer one research question with locations; see the module docstring for the forms."""
     if not question.strip():
         raise QueryError("empty research question")
-    if depth < 1:
-        raise QueryError("depth must be at least 1")
+    check_int("depth", depth, 1, MAX_DEPTH)
+    check_int("limit", limit, 1, bounds.MAX_LIMIT)
+    check_query("question", question)
     graph = graph or Graph(store)
     kind, subject = parse_question(question)
     if kind is ResearchKind.DEPENDENCIES:

@@ -56,7 +56,10 @@ class IndexSettings:
     )
     exclude: tuple[str, ...] = field(
         default=DEFAULT_EXCLUDE,
-        metadata=_doc("Never index files matching these gitignore-style globs (on top of .gitignore)."),
+        metadata=_doc(
+            "Never index files matching these gitignore-style globs (on top of .gitignore); "
+            "a folder named venv or .venv only when it holds a virtualenv (pyvenv.cfg, conda-meta)."
+        ),
     )
     max_file_bytes: int = field(
         default=1024 * 1024,
@@ -207,6 +210,9 @@ class Settings:
         c = self.chunk
         return {
             "chunking": f"{c.max_lines}/{c.min_lines}/{c.max_chars}/{c.window_lines}",
+            # Bumped when the parser cuts unchanged files differently (2: definitions
+            # inside Python's module-level if / try / with / for blocks), so old indexes rebuild.
+            "parser": "2",
             "max_tokens": str(self.embed.max_tokens),
         }
 

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from .embed import Embedder, make_embedder
+from .embed import Embedder, MissingModel, embedder_for_indexing
 from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
 from .faults import crash_point
 from .filework import process_file
+from .locate import index_exists_at
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
 from .rows import Vectors
 from .settings import Settings
@@ -171,7 +172,13 @@ def index_workspace(
         raise WorkspaceError(f"workspace root {root} is not a directory")
     project = project or root.name
     uri = index_uri_for(root, settings)
-    embedder = embedder or make_embedder(settings.embed)
+    embedder = embedder or embedder_for_indexing(settings.embed)
+    semantic_off = ""
+    if isinstance(embedder, MissingModel):
+        # Grep, BM25, symbols and the graph need no model: index them, leave vectors pending.
+        semantic_off = f"semantic search is off, vectors wait for the model: {embedder.error}"
+        log.warning("%s", semantic_off)
+        embed = False
     cancel = cancel or threading.Event()
     counters = Counters()
     with writer_lock(uri, wait=wait, on_wait=on_wait):
@@ -229,7 +236,7 @@ def index_workspace(
         rebuilt=bool(reason),
         rebuild_reason=reason,
         vectors_pending=pending,
-        note=note,
+        note="; ".join(n for n in (note, semantic_off) if n),
     )
 
 
@@ -435,6 +442,8 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
     """What the index of a workspace holds, without changing it."""
     root = root.resolve()
     uri = index_uri_for(root, settings)
+    if not index_exists_at(uri):  # opening a missing index directory would create it
+        return IndexStatus(root=str(root), index_path=uri, exists=False)
     store = Store(uri)
     meta = store.read_meta()
     if meta is None:
@@ -469,7 +478,8 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
 def open_store(root: Path, settings: Settings) -> Store:
     """The store of a workspace for reading; IndexMissingError says how to build it."""
     uri = index_uri_for(root.resolve(), settings)
-    store = Store(uri)
-    if store.read_meta() is None:
+    # Reading never writes: opening a missing index directory would create it.
+    store = Store(uri) if index_exists_at(uri) else None
+    if store is None or store.read_meta() is None:
         raise IndexMissingError(f"no codesift index for {root} yet: run `codesift index {root}` to build it")
     return store

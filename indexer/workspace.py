@@ -37,6 +37,7 @@ from .errors import WorkspaceError
 from .ignore import IgnoreRules, RuleList, in_git_repository, to_byte_space
 from .languages import language_for_path
 from .model import SkipReason, WalkEntry, text_hash
+from .paths import index_path
 from .settings import IndexSettings
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def _language_by_name(name: str) -> str:
 def _skip(rel: str, path: str, st: os.stat_result | None, reason: SkipReason, detail: str) -> WalkEntry:
     size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
     mtime = st.st_mtime_ns if st is not None else 0
-    return WalkEntry(rel, path, size, mtime, _language_by_name(rel.rpartition("/")[2]), reason, detail)
+    name = rel.rpartition("/")[2]
+    return WalkEntry(index_path(rel), path, size, mtime, _language_by_name(name), reason, detail)
 
 
 def _file_entry(
@@ -163,7 +165,7 @@ def _file_entry(
     language = _language_by_name(name)
     if not language and size and "." not in name:
         language = language_for_path(rel, _first_line(path))
-    return WalkEntry(rel, path, size, st.st_mtime_ns, language)
+    return WalkEntry(index_path(rel), path, size, st.st_mtime_ns, language)
 
 
 @dataclass(slots=True)

@@ -1,15 +1,31 @@
-"""Check that an installed wheel holds every module of indexer/ and server/.
+"""Check a built wheel, or an environment it was installed into.
 
-python scripts/check_wheel.py VENV
+python scripts/check_wheel.py --wheel dist/codesift-*.whl
+    the wheel holds every module of indexer/ and server/, the default model
+    (model.onnx, tokenizer.json, codesift-model.json, SHA256SUMS) with matching
+    sha256 digests, and the model's NOTICE and licence.
+python scripts/check_wheel.py VENV [--smoke]
+    the same files are installed in VENV; with --smoke (the wheel installed with its
+    dependencies) VENV has no torch, and `codesift index` on a small generated
+    workspace embeds every chunk, and `codesift search` answers with vectors.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
+import os
 import subprocess
-import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MODEL = "codesift/indexer/models/all-MiniLM-L6-v2-int8"
+MODEL_FILES = ("model.onnx", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
+NOTICES = ("codesift/indexer/models/NOTICE", "codesift/indexer/models/LICENSE-Apache-2.0")
 
 
 def expected_files() -> list[str]:
@@ -18,21 +34,104 @@ def expected_files() -> list[str]:
         for path in sorted((ROOT / folder).rglob("*")):
             if path.suffix in {".py", ".scm"} and "__pycache__" not in path.parts:
                 out.append(f"{package}/{path.relative_to(ROOT / folder).as_posix()}")
-    return out
+    return [*out, *(f"{MODEL}/{name}" for name in MODEL_FILES), *NOTICES]
 
 
-def main() -> int:
-    venv = Path(sys.argv[1])
-    code = "import sysconfig, sys; print(sysconfig.get_paths()['purelib'])"
-    purelib = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    missing = [f for f in expected_files() if not (Path(purelib) / f).is_file()]
+def model_problems(read: Callable[[str], bytes]) -> list[str]:
+    """What is wrong with the bundled model's digests (``read`` gives a file's bytes)."""
+    problems = []
+    sums = dict(
+        reversed(line.split("  ", 1)) for line in read(f"{MODEL}/SHA256SUMS").decode().splitlines() if line
+    )
+    for name in MODEL_FILES[:3]:
+        if hashlib.sha256(read(f"{MODEL}/{name}")).hexdigest() != sums.get(name):
+            problems.append(f"{MODEL}/{name}: sha256 differs from SHA256SUMS")
+    meta = json.loads(read(f"{MODEL}/codesift-model.json"))
+    if meta.get("sha256") != sums.get("model.onnx"):
+        problems.append(f"{MODEL}/model.onnx: sha256 differs from codesift-model.json")
+    return problems
+
+
+def check_wheel(wheel: Path) -> int:
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        missing = [f for f in expected_files() if f not in names]
+        if missing:
+            print("the wheel lacks:", *missing, sep="\n  ")
+            return 1
+        problems = model_problems(zf.read)
+    if problems:
+        print(*problems, sep="\n")
+        return 1
+    size = wheel.stat().st_size / 1e6
+    print(f"{wheel.name}: {size:.1f} MB, all {len(expected_files())} files, model digests match")
+    return 0
+
+
+def check_venv(venv: Path, smoke: bool) -> int:
+    python = str(venv / "bin" / "python")
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = Path(
+        subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    )
+    missing = [f for f in expected_files() if not (purelib / f).is_file()]
     if missing:
         print("the wheel lacks:", *missing, sep="\n  ")
         return 1
-    print(f"wheel holds all {len(expected_files())} engine and server files")
+    problems = model_problems(lambda name: (purelib / name).read_bytes())
+    if problems:
+        print(*problems, sep="\n")
+        return 1
+    print(f"wheel holds all {len(expected_files())} engine, server and model files")
+    return smoke_test(venv) if smoke else 0
+
+
+def smoke_test(venv: Path) -> int:
+    """Index and search a small workspace with nothing but the installed wheel."""
+    python = str(venv / "bin" / "python")
+    if subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0:
+        print("torch is installed in the fresh environment: the wheel must not need it")
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        (ws / "upload.py").write_text(
+            "def retry_upload(client, blob, attempts=3):\n"
+            '    """Retry failed uploads with exponential backoff."""\n'
+            "    for attempt in range(attempts):\n"
+            "        client.put(blob)\n"
+        )
+        env = {**os.environ, "XDG_CACHE_HOME": tmp, "XDG_DATA_HOME": tmp, "CODESIFT_MODEL_DIR": ""}
+        codesift = str(venv / "bin" / "codesift")
+        done = subprocess.run([codesift, "index", str(ws), "--json"], capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            print("codesift index failed:", done.stderr)
+            return 1
+        report = json.loads(done.stdout)
+        if report["chunks_embedded"] < 1 or report["vectors_pending"] != 0:
+            print("codesift index left vectors pending:", report)
+            return 1
+        query = [codesift, "search", "retry an upload with backoff", "--mode", "vector", "--json"]
+        found = subprocess.run([*query, "--root", str(ws)], capture_output=True, text=True, env=env)
+        hits = json.loads(found.stdout)["hits"] if found.returncode == 0 else []
+        if not hits or hits[0]["path"] != "upload.py":
+            print("codesift search found nothing by vectors:", found.stdout, found.stderr)
+            return 1
+    print(f"smoke test: indexed with {report['chunks_embedded']} vectors and searched them, no torch")
     return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("venv", nargs="?", type=Path, help="an environment the wheel is installed in")
+    parser.add_argument("--wheel", type=Path, help="a built wheel to inspect")
+    parser.add_argument("--smoke", action="store_true", help="also index and search with the installed wheel")
+    args = parser.parse_args()
+    if args.wheel is not None:
+        return check_wheel(args.wheel)
+    if args.venv is None:
+        parser.error("give VENV or --wheel WHEEL")
+    return check_venv(args.venv, args.smoke)
 
 
 if __name__ == "__main__":

@@ -12,27 +12,16 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from codesift.indexer.settings import load_settings
-from codesift.indexer.sync import Progress as IndexProgress
-from codesift.indexer.sync import index_status, index_workspace
-
-from .cli_common import engine_errors, err, find_root, out, print_json
+from .cli_common import EXIT_ERROR, EXIT_NOTHING, engine_errors, err, find_root, out, print_json, with_index
 from .cli_graph import callees, callers, impls, research
 from .cli_search import grep, search, symbols
+
+if TYPE_CHECKING:
+    from codesift.indexer.sync import Progress as IndexProgress
 
 
 @click.group()
@@ -51,9 +40,9 @@ def main(verbose: int) -> None:
 class _Bar:
     """A rich progress bar fed by the engine's progress callback: one line per phase."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Any) -> None:
         self.progress = progress
-        self.tasks: dict[str, TaskID] = {}
+        self.tasks: dict[str, Any] = {}
         self.started: dict[str, float] = {}
         self.current = ""
 
@@ -102,6 +91,9 @@ def index(
     max_file_bytes: int | None,
 ) -> None:
     """Build or refresh the index of ROOT (default: the current directory)."""
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import index_workspace
+
     with engine_errors():
         settings = load_settings(root)
         idx: dict[str, object] = {}
@@ -123,6 +115,15 @@ def index(
                 root, settings, embed=not no_embed, wait=not no_wait, rebuild=rebuild, on_wait=on_wait
             )
         else:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             columns = (
                 TextColumn("{task.description:>8}"),
                 BarColumn(),
@@ -132,7 +133,7 @@ def index(
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
             )
-            with Progress(*columns, console=err, transient=False) as bar:
+            with Progress(*columns, console=err.get(), transient=False) as bar:
                 report = index_workspace(
                     root,
                     settings,
@@ -143,8 +144,10 @@ def index(
                     on_wait=on_wait,
                 )
     if as_json:
-        print_json(report)
+        print_json(with_index(root.resolve(), report))
         return
+    from rich.markup import escape
+
     phases = ", ".join(f"{k} {v:.1f}s" for k, v in report.phase_seconds.items())
     if report.rebuilt:
         out.print(f"built from scratch ({report.rebuild_reason})")
@@ -152,7 +155,7 @@ def index(
         f"{report.files_seen} files seen: {report.files_changed} changed, {report.files_removed} removed, "
         f"{report.files_skipped} skipped, {report.files_failed} failed; "
         f"{report.chunks_written} chunks written, {report.chunks_embedded} embedded "
-        f"({report.chunks_from_cache} from cache) in {report.seconds:.1f}s [{phases}]"
+        f"({report.chunks_from_cache} from cache) in {report.seconds:.1f}s " + escape(f"[{phases}]")
     )
     if report.vectors_pending:
         out.print(
@@ -163,19 +166,28 @@ def index(
 
 
 @main.command()
-@click.argument("root", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="List every skipped or failed file with its reason.")
-def status(root: Path, as_json: bool, show_all: bool) -> None:
-    """What the index of ROOT holds: files, chunks, symbols, vectors, skipped files and why."""
+def status(root: Path | None, as_json: bool, show_all: bool) -> None:
+    """What the index of ROOT holds: files, chunks, symbols, vectors, skipped files and why.
+
+    Without ROOT: the index search would use here (the nearest one above, same repository).
+    """
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import index_status
+
+    root = find_root(root)
     with engine_errors():
         st = index_status(root, load_settings(root))
     if as_json:
-        print_json(st)
-        return
+        print_json(with_index(Path(st.root), st))
+        sys.exit(0 if st.exists else EXIT_NOTHING)
     if not st.exists:
-        out.print(f"no index for {st.root} yet: run `codesift index {root}` to build it")
-        sys.exit(1)
+        click.echo(f"codesift: no index for {st.root} yet: run `codesift index {root}` to build it", err=True)
+        sys.exit(EXIT_NOTHING)
+    from rich.table import Table
+
     table = Table(title=f"codesift index of {st.root}", show_header=False)
     rows = [
         ("index", st.index_path),
@@ -242,11 +254,19 @@ def serve(stdio: bool, tcp: str | None) -> None:
 )
 def mcp_command(roots: tuple[Path, ...], allow_roots: tuple[Path, ...], budget: int | None) -> None:
     """Run the MCP server for AI agents over stdio: hybrid/grep/vector/symbol search, read_file, status."""
-    from codesift.server.mcp import create_server
-    from codesift.server.mcp_base import McpConfig
+    from codesift.indexer.settings import load_settings
+
+    try:
+        from codesift.server.mcp import create_server
+        from codesift.server.mcp_base import McpConfig
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith("mcp"):
+            raise
+        click.echo("codesift: the MCP server needs the mcp extra: pip install 'codesift[mcp]'", err=True)
+        sys.exit(EXIT_ERROR)
 
     with engine_errors():
-        resolved = tuple(r.resolve() for r in roots) or (find_root(Path.cwd()),)
+        resolved = tuple(r.resolve() for r in roots) or (find_root(None),)
         settings = load_settings(resolved[0])
         extra = tuple((resolved[0] / r).resolve() for r in settings.search.agent_allowed_roots)
         config = McpConfig(

@@ -1,4 +1,9 @@
-"""What the ``codesift`` commands share: consoles, JSON output, engine errors, the root."""
+"""What the ``codesift`` commands share: consoles, JSON output, engine errors, the root.
+
+Imports stay light here and in every command module: ``codesift --version`` and
+``--help`` must not load rich, LanceDB or the model (lancedb alone costs 1.3–1.8 s).
+The engine is imported inside each command, when it runs.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,41 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
-from codesift.indexer.errors import CodesiftError, IndexBusyError
+if TYPE_CHECKING:
+    from rich.console import Console
 
-err = Console(stderr=True)
-out = Console()
-
+EXIT_NOTHING = 1
 EXIT_ERROR = 2
 EXIT_BUSY = 3
+
+
+class _LazyConsole:
+    """A rich Console made on first use (rich costs ~40 ms to import)."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            stream = sys.stderr if self._stderr else sys.stdout
+            # A pipe or a file gets whole lines: no wrapping at 80 columns, no colour.
+            wide = None if stream.isatty() else 1_000_000
+            self._console = Console(stderr=self._stderr, width=wide, soft_wrap=not stream.isatty())
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+err: Any = _LazyConsole(stderr=True)
+out: Any = _LazyConsole(stderr=False)
 
 
 def to_jsonable(value: object) -> object:
@@ -41,29 +70,57 @@ def print_json(value: object) -> None:
 
 @contextmanager
 def engine_errors() -> Iterator[None]:
-    """Map engine errors to a readable line on stderr and an exit code, in one place."""
+    """Map engine errors to a readable line on stderr and the README's exit codes, in one place.
+
+    No index → 1 ("nothing there"), another writer with ``--no-wait`` → 3, any other
+    engine error → 2.
+    """
+    from codesift.indexer.errors import CodesiftError, IndexBusyError, IndexMissingError
+
     try:
         yield
     except IndexBusyError as exc:
         click.echo(f"codesift: {exc}", err=True)
         sys.exit(EXIT_BUSY)
+    except IndexMissingError as exc:
+        click.echo(f"codesift: {exc}", err=True)
+        sys.exit(EXIT_NOTHING)
     except CodesiftError as exc:
         click.echo(f"codesift: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
 
-def find_root(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding a ``.codesift`` index, else ``start``."""
-    start = start.resolve()
-    for d in (start, *start.parents):
-        if (d / ".codesift").is_dir():
-            return d
-    return start
+def find_root(explicit: Path | None) -> Path:
+    """The workspace whose index a read-only command answers from.
+
+    ``--root DIR`` means DIR's index and no other. Without it, the nearest index at
+    or above the current folder, when it is in the same repository; else the current
+    folder (which then says "no index"). A --root that is not a folder exits 2.
+    """
+    from codesift.indexer.locate import index_root_for
+
+    if explicit is not None and not explicit.is_dir():
+        click.echo(f"codesift: {explicit}: no such folder", err=True)
+        sys.exit(EXIT_ERROR)
+    return index_root_for(explicit, Path.cwd())
+
+
+def say_index(root: Path) -> None:
+    """Name the index an answer came from (stderr, so stdout stays the answer alone)."""
+    err.print(f"[dim]index: {root}[/]", highlight=False)
+
+
+def with_index(root: Path, payload: object) -> dict[str, object]:
+    """A JSON answer that names its index root: a dict gains ``index_root``; a list is
+    wrapped as ``{"index_root": …, key: list}`` by the caller."""
+    body = to_jsonable(payload)
+    assert isinstance(body, dict)
+    return {"index_root": str(root), **body}
 
 
 root_option = click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Workspace root (default: the nearest folder above holding .codesift/).",
+    help="Answer from this folder's index only (default: the nearest index above, same repository).",
 )

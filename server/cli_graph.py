@@ -4,29 +4,43 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from codesift.indexer.embed import make_embedder
-from codesift.indexer.graph import Graph, implementations
-from codesift.indexer.graph import callees as graph_callees
-from codesift.indexer.graph import callers as graph_callers
-from codesift.indexer.model import Symbol
-from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
-from codesift.indexer.settings import load_settings
-from codesift.indexer.sync import open_store
+from .cli_common import (
+    engine_errors,
+    err,
+    find_root,
+    out,
+    print_json,
+    root_option,
+    say_index,
+    to_jsonable,
+    with_index,
+)
 
-from .cli_common import engine_errors, err, find_root, out, print_json, root_option
+if TYPE_CHECKING:
+    from codesift.indexer.graph import Graph
+    from codesift.indexer.model import Symbol
 
 
 def _graph_targets(root: Path, name: str) -> tuple[Graph, list[Symbol]]:
     """The graph of the workspace and the definitions NAME means; exit 1 when none."""
+    from codesift.indexer.graph import Graph
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import open_store
+
     graph = Graph(open_store(root, load_settings(root)))
     targets = graph.find(name)
     if not targets:
         err.print(f"no definition named {name!r} in the index")
         sys.exit(1)
     return graph, targets
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _where(sym: Symbol | None, path: str = "") -> str:
@@ -43,16 +57,20 @@ def _where(sym: Symbol | None, path: str = "") -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print callers as JSON.")
 def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> None:
-    """Who calls NAME (``loads``, ``json.loads``, ``JSONDecoder.decode``): callers with call sites."""
-    root = find_root(root or Path.cwd())
+    """Who calls NAME (loads, json.loads, JSONDecoder.decode): callers with call sites."""
+    from codesift.indexer.graph import callers as graph_callers
+
+    root = find_root(root)
     with engine_errors():
         graph, targets = _graph_targets(root, name)
         found = [(t, graph_callers(graph, t, include_unresolved=unresolved)) for t in targets]
     if as_json:
-        print_json([{"symbol": t, "callers": sites} for t, sites in found])
+        answer = [{"symbol": t, "callers": sites} for t, sites in found]
+        print_json({"index_root": str(root), "results": to_jsonable(answer)})
         return
+    say_index(root)
     for target, sites in found:
-        out.print(f"{_where(target)} [dim]— {len(sites)} callers[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(sites), 'caller')}[/]")
         for site in sites:
             lines = ", ".join(str(r.start.line) for r in site.from_ranges)
             mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
@@ -67,15 +85,19 @@ def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> No
 @click.option("--json", "as_json", is_flag=True, help="Print callees as JSON.")
 def callees(name: str, root: Path | None, as_json: bool) -> None:
     """What NAME calls: resolved targets, and unresolved calls with their candidates."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.graph import callees as graph_callees
+
+    root = find_root(root)
     with engine_errors():
         graph, targets = _graph_targets(root, name)
         found = [(t, graph_callees(graph, t)) for t in targets]
     if as_json:
-        print_json([{"symbol": t, "callees": calls} for t, calls in found])
+        answer = [{"symbol": t, "callees": calls} for t, calls in found]
+        print_json({"index_root": str(root), "results": to_jsonable(answer)})
         return
+    say_index(root)
     for target, calls in found:
-        out.print(f"{_where(target)} [dim]— {len(calls)} callees[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(calls), 'callee')}[/]")
         for c in calls:
             lines = ", ".join(str(r.start.line) for r in c.from_ranges)
             if c.callee is not None:
@@ -93,15 +115,19 @@ def callees(name: str, root: Path | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print implementations as JSON.")
 def impls(name: str, root: Path | None, as_json: bool) -> None:
     """Implementations of NAME: subclasses, implementers, extensions (transitive); overrides of a method."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.graph import implementations
+
+    root = find_root(root)
     with engine_errors():
         graph, targets = _graph_targets(root, name)
         found = [(t, implementations(graph, t)) for t in targets]
     if as_json:
-        print_json([{"symbol": t, "implementations": found_impls} for t, found_impls in found])
+        answer = [{"symbol": t, "implementations": found_impls} for t, found_impls in found]
+        print_json({"index_root": str(root), "results": to_jsonable(answer)})
         return
+    say_index(root)
     for target, found_impls in found:
-        out.print(f"{_where(target)} [dim]— {len(found_impls)} implementations[/]")
+        out.print(f"{_where(target)} [dim]— {_count(len(found_impls), 'implementation')}[/]")
         for impl in found_impls:
             loc = impl.location
             what = impl.symbol.qualified_name if impl.symbol is not None else "(extension)"
@@ -124,7 +150,12 @@ def research(
     question: str, root: Path | None, depth: int, limit: int, no_semantic: bool, as_json: bool
 ) -> None:
     """Answer "implementations of X", "what calls X", "related to X", "dependencies of module M"."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.embed import make_embedder
+    from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import open_store
+
+    root = find_root(root)
     with engine_errors():
         settings = load_settings(root)
         store = open_store(root, settings)
@@ -135,8 +166,9 @@ def research(
             store, question, settings, root=root, embedder=embedder, depth=depth, limit=limit
         )
     if as_json:
-        print_json(result)
+        print_json(with_index(root, result))
         return
+    say_index(root)
     click.echo(render_markdown(result), nl=False)
     if not result.findings and result.dependencies is None:
         sys.exit(1)

@@ -5,22 +5,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
-from rich.text import Text
 
-from codesift.indexer.embed import make_embedder
-from codesift.indexer.model import ChunkKind
-from codesift.indexer.search.grep import CaseMode
-from codesift.indexer.search.grep import grep as grep_files
-from codesift.indexer.search.hybrid import search as run_search
-from codesift.indexer.search.results import Filters, SearchMode, SearchReport, SearchRequest, SearchResult
-from codesift.indexer.search.symbols import SymbolMatch, find_symbols
-from codesift.indexer.settings import load_settings
-from codesift.indexer.sync import open_store
+from .cli_common import (
+    engine_errors,
+    err,
+    find_root,
+    out,
+    print_json,
+    root_option,
+    say_index,
+    to_jsonable,
+    with_index,
+)
 
-from .cli_common import engine_errors, err, find_root, out, print_json, root_option, to_jsonable
+if TYPE_CHECKING:
+    from codesift.indexer.search.grep import CaseMode
+    from codesift.indexer.search.results import Filters, SearchMode, SearchReport, SearchResult
 
 
 def _filters(
@@ -30,6 +33,9 @@ def _filters(
     kind: tuple[str, ...],
     project: tuple[str, ...],
 ) -> Filters:
+    from codesift.indexer.model import ChunkKind
+    from codesift.indexer.search.results import Filters
+
     try:
         kinds = tuple(ChunkKind(k) for k in kind)
     except ValueError as exc:
@@ -38,6 +44,8 @@ def _filters(
 
 
 def _print_hit_text(text: str, start_line: int, spans: Sequence[tuple[int, int]], max_lines: int) -> None:
+    from rich.text import Text
+
     body = Text(text)
     for a, b in spans:
         body.stylize("bold yellow", a, b)
@@ -104,10 +112,17 @@ def search(
     as_json: bool,
 ) -> None:
     """Hybrid search (grep + BM25 + vectors) for QUERY."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.embed import make_embedder
+    from codesift.indexer.errors import EmbedError
+    from codesift.indexer.search.hybrid import search as run_search
+    from codesift.indexer.search.results import SearchRequest
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import open_store
+
+    root = find_root(root)
     request = SearchRequest(
         query=query,
-        mode=cast(SearchMode, mode),
+        mode=cast("SearchMode", mode),
         exact_keywords=keywords,
         limit=limit,
         filters=_filters(include, exclude, lang, kind, project),
@@ -122,11 +137,17 @@ def search(
     with engine_errors():
         settings = load_settings(root)
         store = open_store(root, settings)
-        embedder = make_embedder(settings.embed) if mode in ("hybrid", "vector") else None
-        result = run_search(store, request, settings, root=root, embedder=embedder)
+        embedder, semantic_off = None, ""
+        if mode in ("hybrid", "vector"):
+            try:
+                embedder = make_embedder(settings.embed)
+            except EmbedError as exc:  # BM25 and grep still answer; the report says why
+                semantic_off = str(exc)
+        result = run_search(store, request, settings, root=root, embedder=embedder, semantic_off=semantic_off)
     if as_json:
-        print_json(search_json(result))
+        print_json(with_index(root, search_json(result)))
         return
+    say_index(root)
     for hit in result.hits:
         c = hit.chunk
         stale = " [red](changed since indexed)[/]" if hit.stale else ""
@@ -171,13 +192,15 @@ def search_json(result: SearchResult) -> dict[str, object]:
 
 
 def _print_report(report: SearchReport) -> None:
+    from rich.markup import escape
+
     per = ", ".join(f"{k} {v}" for k, v in report.per_source.items())
     err.print(
         f"[dim]{report.chunks} chunks from {report.unique_files} files, {report.chars:,} characters; "
         f"{per}; {report.millis.get('total', 0):.0f} ms[/]"
     )
-    for note in report.notes:
-        err.print(f"[yellow]note:[/] {note}")
+    for note in dict.fromkeys(report.notes):  # each condition once
+        err.print(f"[yellow]note:[/] {escape(note)}")
 
 
 @click.command()
@@ -211,14 +234,17 @@ def grep(
     as_json: bool,
 ) -> None:
     """Exact search with ripgrep; passages of ±10 lines around each match."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.search.grep import grep as grep_files
+    from codesift.indexer.settings import load_settings
+
+    root = find_root(root)
     with engine_errors():
         settings = load_settings(root)
         result = grep_files(
             root,
             pattern,
             regex=regex,
-            case=cast(CaseMode, case),
+            case=cast("CaseMode", case),
             context=settings.search.grep_context if context is None else context,
             index_settings=settings.index,
             include=include,
@@ -227,8 +253,11 @@ def grep(
             timeout_s=settings.search.grep_timeout_s,
         )
     if as_json:
-        print_json(result)
+        print_json(with_index(root, result))
         return
+    from rich.text import Text
+
+    say_index(root)
     for p in result.passages:
         out.print(f"[bold cyan]{p.path}[/]")
         body = Text(p.text)
@@ -257,13 +286,18 @@ def grep(
 @click.option("--json", "as_json", is_flag=True, help="Print symbols as JSON.")
 def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
     """Definitions named NAME: exact first, then prefix and fuzzy; a class brings its methods."""
-    root = find_root(root or Path.cwd())
+    from codesift.indexer.search.symbols import SymbolMatch, find_symbols
+    from codesift.indexer.settings import load_settings
+    from codesift.indexer.sync import open_store
+
+    root = find_root(root)
     with engine_errors():
         store = open_store(root, load_settings(root))
         hits = find_symbols(store, name, limit=limit)
     if as_json:
-        print_json(hits)
+        print_json({"index_root": str(root), "symbols": to_jsonable(hits)})
         return
+    say_index(root)
     for h in hits:
         s = h.symbol
         indent = "    " if h.match is SymbolMatch.MEMBER else ""

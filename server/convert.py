@@ -34,6 +34,7 @@ from codesift.indexer.graph import (
     Reference,
 )
 from codesift.indexer.model import IndexStatus, Span, Symbol
+from codesift.indexer.paths import os_path
 from codesift.indexer.research import Finding, ResearchResult
 from codesift.indexer.search.grep import GrepResult, Passage
 from codesift.indexer.search.results import SearchHit, SearchReport, SearchResult
@@ -174,8 +175,8 @@ def engine_errors() -> Iterator[None]:
 
 
 def file_uri(root: Path, rel_path: str) -> str:
-    """The URI of a workspace-relative path."""
-    return (root / rel_path).as_uri()
+    """The URI of a workspace-relative path (as the index stores it: see indexer/paths.py)."""
+    return (root / os_path(rel_path)).as_uri()
 
 
 def uri_path(uri: str) -> Path | None:

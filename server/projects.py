@@ -23,6 +23,7 @@ from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_path
 from codesift.indexer.graph import Graph
 from codesift.indexer.graph.queries import edge_span
 from codesift.indexer.model import IndexReport, Span, Symbol
+from codesift.indexer.paths import os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.store import Store
@@ -106,7 +107,7 @@ class LineCache:
         return lines[line - 1] if 0 < line <= len(lines) else None
 
     def _disk(self, path: str) -> list[str]:
-        full = self._root / path
+        full = self._root / os_path(path)
         try:
             st = full.stat()
         except OSError:

@@ -18,6 +18,25 @@ class PythonMapping(Mapping):
         "function_definition": Rule(SymbolKind.FUNCTION, Role.FUNCTION),
     }
     wrappers: ClassVar[dict[str, str]] = {"decorated_definition": "definition"}
+    # Definitions under a module- or class-level ``if`` / ``try`` / ``with`` / ``for`` /
+    # ``while`` belong to that scope (``if sys.platform == "win32": def spawnlp…``), as
+    # C's #ifdef blocks do: the block's statements are walked as the scope's own.
+    transparent = frozenset(
+        {
+            "ERROR",
+            "if_statement",
+            "elif_clause",
+            "else_clause",
+            "try_statement",
+            "except_clause",
+            "except_group_clause",
+            "finally_clause",
+            "with_statement",
+            "for_statement",
+            "while_statement",
+            "block",
+        }
+    )
     constructor_names = frozenset({"__init__"})
 
     def definitions(self, node: Node, scope: Scope) -> list[Definition]:

@@ -10,6 +10,7 @@ from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from ..errors import QueryError
+from .bounds import check_globs
 from .results import Filters
 
 
@@ -41,7 +42,12 @@ def _any_glob(column: str, globs: Sequence[str]) -> str:
 
 
 def filters_sql(filters: Filters, column_prefix: str = "") -> str | None:
-    """The WHERE clause for a chunks query, or None when nothing filters."""
+    """The WHERE clause for a chunks query, or None when nothing filters.
+
+    Raises QueryError for globs past the bounds (``bounds.check_globs``).
+    """
+    check_globs("include", filters.include)
+    check_globs("exclude", filters.exclude)
     c = column_prefix
     parts: list[str] = []
     if filters.include:

@@ -32,7 +32,10 @@ from typing import IO, Literal
 import pathspec
 
 from ..errors import ConfigError, QueryError, WorkspaceError
+from ..paths import index_path, os_path
 from ..settings import IndexSettings
+from . import bounds
+from .bounds import check_globs, check_int, check_query
 from .grep_memory import (
     CharSpan,
     FileHits,
@@ -290,7 +293,7 @@ def _path_of(data: Mapping[str, object]) -> str:
     raw = data.get("path")
     assert isinstance(raw, dict)
     path = str(raw["text"]) if "text" in raw else os.fsdecode(base64.b64decode(str(raw["bytes"])))
-    return path.removeprefix("./")
+    return index_path(path.removeprefix("./"))
 
 
 def _text_of(lines: Mapping[str, str]) -> tuple[str, bytes | None]:
@@ -331,7 +334,7 @@ def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
     unreadable since keeps its match lines alone.
     """
     try:
-        raw = (root / path).read_bytes()
+        raw = (root / os_path(path)).read_bytes()
     except OSError:
         return
     size = len(raw)
@@ -496,10 +499,11 @@ def grep(
     deadline = started + timeout_s
     if pattern == "":
         raise QueryError("empty pattern")
-    if context < 0:
-        raise QueryError(f"context must be 0 or more lines; got {context}")
-    if max_matches < 1:
-        raise QueryError(f"max_matches must be at least 1; got {max_matches}")
+    check_int("context", context, 0, bounds.MAX_CONTEXT)
+    check_int("max_matches", max_matches, 1, bounds.MAX_MATCHES)
+    check_query("pattern", pattern)
+    check_globs("include", include)
+    check_globs("exclude", exclude)
     if not root.is_dir():
         raise WorkspaceError(f"workspace root is not a directory: {root}")
     sensitive = is_case_sensitive(pattern, regex=regex, case=case)

@@ -25,10 +25,12 @@ from ..embed import Embedder
 from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
+from ..paths import os_path
 from ..settings import SearchSettings, Settings
 from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
-from . import exact
+from . import bounds, exact
 from . import grep as grep_mod
+from .bounds import check_float, check_int, check_query
 from .filters import filters_sql, path_allowed
 from .fusion import rrf
 from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
@@ -123,19 +125,25 @@ class _Retrieved:
 
 def _plan(request: SearchRequest, settings: Settings) -> _Plan:
     s = settings.search
-    limit = request.limit or s.limit
-    if limit <= 0:
-        raise QueryError("limit must be positive")
-    if request.hops < 0:
-        raise QueryError("hops must not be negative")
+    limit = check_int("limit", request.limit or s.limit, 1, bounds.MAX_LIMIT)
+    check_int("hops", request.hops, 0, bounds.MAX_HOPS)
+    for name, weight in (
+        ("semantic_weight", request.semantic_weight),
+        ("keyword_weight", request.keyword_weight),
+        ("grep_weight", request.grep_weight),
+    ):
+        check_float(name, weight, 0.0, bounds.MAX_WEIGHT)
+    check_float("min_similarity", request.min_similarity, -1.0, 1.0)
+    check_float("vector_score_threshold", request.vector_score_threshold, 0.0, 2.0)
+    check_query("query", request.query)
+    check_query("exact_keywords", request.exact_keywords or "")
+    check_query("semantic_query", request.semantic_query or "")
     intent = understand(request.query)
     given = (request.exact_keywords or "").strip()
     own_keywords = bool(given) and given != request.query.strip()
     keywords = given if own_keywords else extract_keywords(request.query)
     bm25_query = given if own_keywords else (bm25_text(intent) or keywords)
     semantic_query = (request.semantic_query or "").strip() or semantic_text(intent)
-    if not (keywords.strip() or semantic_query):
-        raise QueryError("empty query")
     # Candidates per source do not grow with a limit below the default: the same
     # query gives the same scores at --limit 3 and --limit 20.
     depth = max(1, s.overfetch) * max(limit, s.limit)
@@ -170,6 +178,7 @@ def search(
     embedder: Embedder | None = None,
     overlay: Mapping[str, str] | None = None,
     graph: Graph | None = None,
+    semantic_off: str = "",
 ) -> SearchResult:
     """Run one search and return hits (best first, score in [0, 1]) plus a report.
 
@@ -178,13 +187,21 @@ def search(
     ``search.ranking``) → expand (``request.hops`` over the reference graph; pass a
     long-lived ``graph`` to skip loading it per search) → report.
 
+    Without an ``embedder`` the vector source is off; ``semantic_off`` says why (the
+    model is missing…) in the report, and BM25 and grep answer alone.
+
     The report says which sources answered, how many results each gave, what a
     threshold dropped and whether the index was incomplete — an empty answer
     always carries its reason.
     """
     started = time.perf_counter()
     plan = _plan(request, settings)
-    got = _retrieve(store, plan, settings, root=root, embedder=embedder, overlay=overlay)
+    if not (plan.keywords.strip() or plan.semantic_query):
+        # The specification: an empty or whitespace query returns an empty list, no error.
+        return SearchResult((), _empty_report(started, "empty query: nothing to search for"))
+    got = _retrieve(
+        store, plan, settings, root=root, embedder=embedder, overlay=overlay, semantic_off=semantic_off
+    )
     candidates = _fuse(store, plan, got, settings)
     if plan.rank:
         t = time.perf_counter()
@@ -214,6 +231,7 @@ def _retrieve(
     root: Path,
     embedder: Embedder | None,
     overlay: Mapping[str, str] | None,
+    semantic_off: str = "",
 ) -> _Retrieved:
     """Run the sources the mode asks for, in parallel; a failing source is a note."""
     got = _Retrieved()
@@ -235,7 +253,8 @@ def _retrieve(
     if want_vec:
         if embedder is None:
             if not got.notes:
-                got.notes.append("semantic search unavailable: no embedding model loaded")
+                why = semantic_off or "no embedding model loaded"
+                got.notes.append(f"semantic search is off (BM25 and grep answered): {why}")
         elif not no_vectors:
             emb = embedder
 
@@ -463,6 +482,11 @@ def _grep_chunks(
     return ordered[:limit]
 
 
+def _empty_report(started: float, note: str) -> SearchReport:
+    millis = {"total": (time.perf_counter() - started) * 1000}
+    return SearchReport(chars=0, unique_files=0, chunks=0, per_source={}, millis=millis, notes=(note,))
+
+
 def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
     """Paths whose file on disk differs (size or mtime) from what was indexed."""
     if not paths:
@@ -471,7 +495,7 @@ def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
     stale: set[str] = set()
     for p in paths:
         try:
-            st = os.stat(root / p)
+            st = os.stat(root / os_path(p))
         except OSError:
             stale.add(p)
             continue

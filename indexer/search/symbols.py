@@ -19,6 +19,8 @@ from ..parse import parse_file
 from ..rows import symbol_from_row
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
+from . import bounds
+from .bounds import check_int, check_query
 
 _CONTAINER_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.MODULE}
@@ -262,6 +264,8 @@ def find_symbols(
     long-lived ``index`` to answer from memory. ``overlay`` maps paths with unsaved
     edits to their symbols (``overlay_symbols``): they replace the indexed ones.
     """
+    check_int("limit", limit, 0, bounds.MAX_LIMIT)
+    check_query("query", query)
     query = query.strip()
     if not query or limit <= 0:
         return []

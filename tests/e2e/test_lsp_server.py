@@ -199,6 +199,28 @@ async def test_saved_new_function_is_found_by_bm25_after_reindex(client: Languag
 
 
 @pytest.mark.asyncio
+async def test_an_empty_or_blank_search_query_returns_no_hits_and_no_error(client: LanguageClient) -> None:
+    await indexed(client)
+    for query in ("", "   "):
+        answer = await run(client, "codesift.search", {"query": query})
+        assert answer["hits"] == []
+
+
+@pytest.mark.asyncio
+async def test_hostile_numbers_and_globs_answer_invalid_params(client: LanguageClient) -> None:
+    await indexed(client)
+    for bad in (
+        {"query": "x", "limit": 1_000_000_000},
+        {"query": "x", "hops": 1_000_000_000},
+        {"query": "x", "filters": {"include": ["a" * 100_000]}},
+    ):
+        with pytest.raises(JsonRpcInvalidParams):
+            await run(client, "codesift.search", bad)
+    with pytest.raises(JsonRpcInvalidParams):
+        await run(client, "codesift.grep", {"pattern": "x", "context": 1_000_000_000})
+
+
+@pytest.mark.asyncio
 async def test_malformed_command_params_answer_invalid_params_and_server_keeps_serving(
     client: LanguageClient,
 ) -> None:

@@ -262,6 +262,15 @@ async def test_vector_search_finds_by_meaning(places: dict[str, Path]) -> None:
         assert "(semantic)" in a.text
 
 
+async def test_an_empty_or_blank_query_returns_no_results_and_no_error(places: dict[str, Path]) -> None:
+    async with mcp_client("--root", str(places["ws"])) as c:
+        for query in ("", "   "):
+            hybrid = await c.call("hybrid_search", semantic_query=query)
+            vector = await c.call("vector_search", query=query)
+            for a in (hybrid, vector):
+                assert not a.is_error and a.summary()[1] == 0, a.text
+
+
 async def test_grep_search_passages_and_errors(places: dict[str, Path]) -> None:
     async with mcp_client("--root", str(places["ws"])) as c:
         a = await c.call("grep_search", pattern="retry_upload")

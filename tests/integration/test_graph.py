@@ -166,7 +166,7 @@ def test_cli_callers_impls_and_search_hops_json(shop: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout
-    data = json.loads(out)
+    data = json.loads(out)["results"]
     assert [c["caller"]["qualified_name"] for c in data[0]["callers"]] == ["OrderRepository.place"]
     assert data[0]["callers"][0]["from_ranges"][0]["start"]["line"] == 7
     out = subprocess.run(
@@ -175,14 +175,16 @@ def test_cli_callers_impls_and_search_hops_json(shop: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout
-    assert json.loads(out)[0]["implementations"][0]["symbol"]["qualified_name"] == "OrderRepository"
+    assert (
+        json.loads(out)["results"][0]["implementations"][0]["symbol"]["qualified_name"] == "OrderRepository"
+    )
     out = subprocess.run(
         [*cli, "callees", "OrderRepository.place", "--root", str(shop), "--json"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    assert {c["name"] for c in json.loads(out)[0]["callees"]} >= {"total", "Repository.save"}
+    assert {c["name"] for c in json.loads(out)["results"][0]["callees"]} >= {"total", "Repository.save"}
     out = subprocess.run(
         [*cli, "search", "checkout", "--mode", "bm25", "--hops", "1", "--root", str(shop), "--json"],
         check=True,

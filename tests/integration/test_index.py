@@ -226,7 +226,7 @@ def test_index_of_a_tree_its_own_gitignore_hides_says_why_it_is_empty(tmp_path: 
 def test_status_of_a_workspace_without_index_says_how_to_build_it(tmp_path: Path) -> None:
     res = run_cli("status", str(tmp_path))
     assert res.returncode == 1
-    assert "codesift index" in res.stdout
+    assert "codesift index" in res.stderr
 
 
 def test_two_index_runs_at_once_one_waits_and_the_index_stays_whole(workspace: Path) -> None:

@@ -260,7 +260,7 @@ def test_search_over_a_missing_index_says_how_to_build_it(tmp_path: Path) -> Non
     with pytest.raises(IndexMissingError, match="codesift index"):
         open_store(tmp_path, Settings())
     res = subprocess.run([*CODESIFT, "search", "x", "--root", str(tmp_path)], capture_output=True, text=True)
-    assert res.returncode == 2 and "codesift index" in res.stderr
+    assert res.returncode == 1 and "codesift index" in res.stderr  # README: 1, nothing there
 
 
 def test_cli_search_json_has_the_documented_shape(indexed: Path) -> None:
@@ -335,7 +335,7 @@ def test_cli_symbols_json(indexed: Path) -> None:
         env=env,
     )
     assert res.returncode == 0, res.stderr
-    first = json.loads(res.stdout)[0]
+    first = json.loads(res.stdout)["symbols"][0]
     assert first["symbol"]["qualified_name"] == "parse_config" and first["symbol"]["path"] == "app/config.py"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codesift.indexer import embed as embed_module
 from codesift.indexer.embed import (
     MODEL_DIR_ENV,
     OnnxEmbedder,
@@ -372,6 +373,7 @@ def test_make_embedder_sentence_transformers_uses_bundled_weights_and_normalises
 
 def isolate_default_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     prefix, data_home = tmp_path / "prefix", tmp_path / "data"
+    monkeypatch.setattr(embed_module, "bundled_model_dir", lambda model: tmp_path / "package" / model)
     monkeypatch.setattr(sys, "prefix", str(prefix))
     monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
     return (
@@ -413,7 +415,7 @@ def test_model_dir_with_model_but_no_tokenizer_says_tokenizer_is_missing(
         resolve_model_dir(EmbedSettings(model_path=str(directory)))
 
 
-def test_model_dir_resolution_order_setting_then_env_then_prefix_then_home(
+def test_model_dir_resolution_order_setting_then_env_then_package_then_prefix_then_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     in_prefix, in_home = isolate_default_dirs(tmp_path, monkeypatch)
@@ -424,6 +426,8 @@ def test_model_dir_resolution_order_setting_then_env_then_prefix_then_home(
     assert resolve_model_dir(EmbedSettings(), environ={}) == in_home
     fake_model_dir(in_prefix)
     assert resolve_model_dir(EmbedSettings(), environ={}) == in_prefix
+    in_package = fake_model_dir(tmp_path / "package" / "all-MiniLM-L6-v2-int8")
+    assert resolve_model_dir(EmbedSettings(), environ={}) == in_package
     env = {MODEL_DIR_ENV: str(from_env)}
     assert resolve_model_dir(EmbedSettings(), environ=env) == from_env
     assert resolve_model_dir(EmbedSettings(model_path=str(configured)), environ=env) == configured
@@ -457,3 +461,16 @@ def test_normalise_rows_leaves_zero_rows_at_zero() -> None:
     out = normalise_rows([[0.0, 0.0], [3.0, 4.0]])
     np.testing.assert_allclose(out, [[0.0, 0.0], [0.6, 0.8]])
     assert out.dtype == np.float32
+
+
+def test_a_missing_bundled_model_indexes_text_with_the_models_id_and_dimension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_default_dirs(tmp_path, monkeypatch)
+    stand_in = embed_module.embedder_for_indexing(EmbedSettings())
+    assert isinstance(stand_in, embed_module.MissingModel)
+    assert (stand_in.model_id, stand_in.dimension) == ("onnx:all-MiniLM-L6-v2-int8", 384)
+    with pytest.raises(EmbedError, match="is missing"):
+        stand_in.embed_query("x")
+    with pytest.raises(EmbedError):  # a model named by a setting that is not there stays an error
+        embed_module.embedder_for_indexing(EmbedSettings(model_path=str(tmp_path / "typo")))

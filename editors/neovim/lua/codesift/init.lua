@@ -11,7 +11,8 @@ local NAME = 'codesift'
 --- Defaults; `setup()` deep-merges the user's table over a copy.
 local defaults = {
   cmd = { 'codesift', 'serve' },
-  -- The first folder upwards holding one of these is the workspace codesift indexes.
+  -- The nearest folder upwards holding one of these is the workspace codesift indexes
+  -- (see M.workspace_root: an index alone above the working directory does not count).
   root_markers = { '.codesift.toml', '.codesift', '.git' },
   -- nil: attach to buffers of every filetype inside a workspace.
   filetypes = nil,
@@ -71,6 +72,38 @@ local function on_progress(ev)
   vim.cmd.redrawstatus({ bang = true })
 end
 
+local function is_inside(path, folder)
+  return path == folder or vim.fs.relpath(folder, path) ~= nil
+end
+
+--- The workspace a file belongs to: the nearest folder upwards holding a root marker,
+--- except that an index alone (`.codesift`, no `.git` or `.codesift.toml` beside it)
+--- in a folder above the editor's working directory never claims a file inside that
+--- directory: the working directory is then the workspace. (A scratch folder's index
+--- must not make an unrelated checkout below it part of the scratch workspace.)
+---@param path string the buffer's file
+---@param cwd string the editor's working directory
+---@param markers string[] root markers
+---@return string|nil root nil when the file is in no workspace
+function M.workspace_root(path, cwd, markers)
+  if path == '' then
+    return nil
+  end
+  path, cwd = vim.fs.normalize(vim.fs.abspath(path)), vim.fs.normalize(vim.fs.abspath(cwd))
+  -- One inner list: the markers have equal priority, so the nearest folder wins (a flat
+  -- list would prefer an ancestor's first marker to a nearer .git).
+  local root = vim.fs.root(path, { markers })
+  if not root then
+    return nil
+  end
+  root = vim.fs.normalize(root)
+  local project = vim.uv.fs_stat(root .. '/.git') or vim.uv.fs_stat(root .. '/.codesift.toml')
+  if not project and root ~= cwd and is_inside(cwd, root) and is_inside(path, cwd) then
+    return cwd
+  end
+  return root
+end
+
 --- Configure and enable the codesift language server.
 ---@param opts table|nil see `defaults` above
 function M.setup(opts)
@@ -88,7 +121,12 @@ function M.setup(opts)
 
   local lsp = {
     cmd = cfg.cmd,
-    root_markers = cfg.root_markers,
+    root_dir = function(bufnr, on_dir)
+      local root = M.workspace_root(vim.api.nvim_buf_get_name(bufnr), vim.fn.getcwd(), cfg.root_markers)
+      if root then
+        on_dir(root)
+      end
+    end,
     filetypes = cfg.filetypes,
     -- Never index a lone file's folder (say, $HOME): only a real workspace.
     workspace_required = true,

@@ -158,6 +158,24 @@ function M.jump(item)
   vim.cmd('normal! zv')
 end
 
+local seen_notes = {} -- condition (the note with its numbers blanked) → true
+
+--- The notes whose condition this session has not shown yet ("3 files are not
+--- indexed" and "5 files are not indexed" are one condition); marks them shown.
+---@param notes string[]
+---@return string[]
+function M.unseen_notes(notes)
+  local out = {}
+  for _, n in ipairs(notes) do
+    local key = n:gsub('%d[%d,.]*', '#')
+    if not seen_notes[key] then
+      seen_notes[key] = true
+      table.insert(out, n)
+    end
+  end
+  return out
+end
+
 --- Show entries in the picker or the quickfix list; say why when there are none.
 ---@param answer { items: table, why: string[], notes: string[] } from from_search / from_grep / from_research:
 ---  `why` is shown when there are no entries, `notes` (e.g. "index still building") in any case
@@ -171,9 +189,11 @@ function M.show(answer, opts)
     end
     return notify(msg, vim.log.levels.WARN)
   end
-  if #notes > 0 then
-    -- Results came; the notes say what may be missing (index still building…).
-    notify(table.concat(notes, '; '), vim.log.levels.INFO)
+  local fresh = M.unseen_notes(notes)
+  if #fresh > 0 then
+    -- Results came; the notes say what may be missing (index still building…), each
+    -- condition once per session, so a picker is not preceded by the same message every time.
+    notify(table.concat(fresh, '; '), vim.log.levels.INFO)
   end
   if opts.to == 'quickfix' then
     local qf = {}

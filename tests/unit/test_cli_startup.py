@@ -1,0 +1,34 @@
+"""The CLI starts fast: --version / --help load neither the engine nor rich; lancedb skips its REST client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _modules_after(code: str) -> set[str]:
+    script = f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(run.stdout.split())
+
+
+def test_loading_the_cli_imports_neither_lancedb_nor_rich_nor_the_engine() -> None:
+    loaded = _modules_after("import codesift.server.cli")
+    assert not {"lancedb", "rich", "pyarrow", "numpy", "codesift.indexer.store"} & loaded
+
+
+def test_codesift_version_and_help_answer_without_the_engine() -> None:
+    for flag in ("--version", "--help"):
+        code = (
+            "import sys\nfrom codesift.server.cli import main\n"
+            f"sys.argv = ['codesift', '{flag}']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass"
+        )
+        loaded = _modules_after(code)
+        assert "lancedb" not in loaded and "rich" not in loaded, flag
+
+
+def test_the_store_imports_lancedb_without_its_rest_namespace_client() -> None:
+    loaded = _modules_after("import codesift.indexer.store")
+    assert "lancedb" in loaded and "lance_namespace_urllib3_client.models" in loaded
+    assert not [m for m in loaded if m.startswith("lance_namespace_urllib3_client.api")]
