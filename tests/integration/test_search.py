@@ -108,7 +108,10 @@ def test_hybrid_with_all_syntax_keywords_still_returns_vector_results(
         embedder,
         SearchRequest("()", semantic_query="retry failed uploads with backoff", exact_keywords="()"),
     )
-    assert res.hits and res.hits[0].chunk.symbol == "retry_upload"
+    # The vector source alone answers; the ranking stage orders its hits (file coherence
+    # lifts app/config.py's parse_config beside retry_upload in this six-file workspace).
+    assert res.hits and all(h.sources == (Source.SEMANTIC,) for h in res.hits)
+    assert "retry_upload" in symbols_of(res)[:2]
     assert res.report.per_source[Source.BM25] == 0
 
 

@@ -37,6 +37,9 @@ PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
 FILE_COHERENCE_BOOST = 0.7
 COHERENCE_WINDOW = 40
+# Each further chunk counts (its score / the top) ** this: fused RRF scores are flat
+# (rank 10 still scores 0.87 of rank 1), so a power makes the evidence mostly the best chunks'.
+COHERENCE_SHARPNESS = 2.0
 # A definition within this share of a top-level block's score carries its file's coherence.
 BLOCK_REPRESENTATIVE = 0.9
 
@@ -220,7 +223,7 @@ def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], 
         if path not in best:
             best[path] = cid
         else:
-            extra[path] = extra.get(path, 0.0) + s / top
+            extra[path] = extra.get(path, 0.0) + (s / top) ** COHERENCE_SHARPNESS
     for path, more in extra.items():
         scores[_representative(best[path], window, chunks)] += (
             top * FILE_COHERENCE_BOOST * more / (1.0 + more)
