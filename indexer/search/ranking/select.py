@@ -11,6 +11,8 @@ from .roles import FileRole, file_role, role_prior
 
 # Each further chunk of a file already on the page keeps this share of its score.
 DIVERSITY_DECAY = 0.75
+# Chunks of one file on the page before the decay starts.
+DIVERSITY_FREE = 1
 
 _OVERLOAD = re.compile(r"^\s*@(?:typing\.|t\.)?overload\b", re.MULTILINE)
 _BRACE_LANGUAGES = frozenset(
@@ -83,8 +85,9 @@ def apply_role_priors(
 
 
 def diversify(scores: Mapping[str, float], chunks: Mapping[str, Chunk]) -> list[tuple[str, float]]:
-    """Best first, each file's n-th chunk on the page decayed by ``DIVERSITY_DECAY ** n``
-    (greedy: a decayed chunk may still beat another file's first)."""
+    """Best first; past a file's first ``DIVERSITY_FREE`` chunks on the page, each further
+    one decays by another ``DIVERSITY_DECAY`` (a decayed chunk may still beat another
+    file's first)."""
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     seen: dict[str, int] = {}
     out: list[tuple[str, float]] = []
@@ -92,6 +95,6 @@ def diversify(scores: Mapping[str, float], chunks: Mapping[str, Chunk]) -> list[
         path = chunks[cid].path
         n = seen.get(path, 0)
         seen[path] = n + 1
-        out.append((cid, s * DIVERSITY_DECAY**n))
+        out.append((cid, s * DIVERSITY_DECAY ** max(0, n + 1 - DIVERSITY_FREE)))
     out.sort(key=lambda kv: -kv[1])
     return out
