@@ -30,6 +30,7 @@ from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
 from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
+from .stream import single_writer
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,17 @@ class CodesiftProtocol(LanguageServerProtocol):
       (pygls would only log it and leave the client waiting);
     * ``$/cancelRequest`` for a request already running in a worker thread is
       answered at once with RequestCancelled (pygls can only cancel requests that
-      have not started); the work finishes unseen and its result is dropped.
+      have not started); the work finishes unseen and its result is dropped;
+    * one writer for the stream (``stream.py``): every message reaches the client
+      whole, whatever thread produced it.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cancelled_running: set[object] = set()
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        super().set_writer(single_writer(writer), include_headers)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         future = self._request_futures.get(msg_id)
