@@ -424,6 +424,12 @@ class Store:
         """Fill in vectors of existing chunks; rows replaced meanwhile are left alone."""
         if not ids:
             return
+        if len(set(ids)) < len(ids):  # an index from before ids were unique: one source row per id
+            first: dict[str, int] = {}
+            for k, i in enumerate(ids):
+                first.setdefault(i, k)
+            keep = sorted(first.values())
+            ids, vectors = [ids[k] for k in keep], vectors[keep]
         data = pa.table(
             {
                 "id": pa.array(ids, pa.string()),

@@ -73,6 +73,7 @@ class Counters:
     failed: int = 0
     chunks_written: int = 0
     embedded: int = 0
+    refused: int = 0  # chunks the embedding model refused: reported, left without a vector
     from_cache: int = 0
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -366,8 +367,11 @@ def embed_pending(
     embedded once) and embedded ``step`` chunks per call (0: 256), with ``cancel``
     checked between calls; each pool's vectors are stored in one commit, and what
     was embedded before a cancel or an error is stored too. Returns how many
-    chunks received a vector. An embedding failure is logged and re-raised; the
-    chunks not reached stay pending.
+    chunks received a vector. A text the model refuses is reported (a log record
+    and a note on its file's ``files`` row), keeps no vector and is passed over
+    for the rest of the run; the others go on. When the model fails on a probe
+    text too, it is broken, not the file: the error is logged and re-raised and
+    the chunks not reached stay pending.
     """
     counters = counters or Counters()
     cancel = cancel or threading.Event()
@@ -377,15 +381,17 @@ def embed_pending(
     step = step if step > 0 else EMBED_SLICE_CHUNKS
     key = settings.vector_cache_key(embedder.model_id)
     priority = list(first)
+    refused: set[str] = set()  # ids of chunks the model refused in this run: left pending
+    refused_now: dict[str, str] = {}  # content hash → the model's reason, for this pool
     progress(Progress("embed", 0, total))
     while total and not cancel.is_set():
         pending: list[PendingChunk] = []
         while priority and not pending:
-            pending = store.pending_vectors(pool_size, priority[:500])
+            pending = _pending(store, pool_size, priority[:500], refused)
             if not pending:
                 priority = priority[500:]
         if not pending:
-            pending = store.pending_vectors(pool_size)
+            pending = _pending(store, pool_size, (), refused)
         if not pending:
             break
         by_hash: dict[str, list[str]] = {}
@@ -403,8 +409,7 @@ def embed_pending(
             for start in range(0, len(missing), step):
                 if cancel.is_set():
                     break
-                part = missing[start : start + step]
-                vecs = embedder.embed_documents([texts[h] for h in part])
+                part, vecs = _embed_part(embedder, missing[start : start + step], texts, refused_now)
                 embedded += part
                 vectors.append(vecs)
                 cached.update(zip(part, vecs, strict=True))
@@ -414,6 +419,10 @@ def embed_pending(
             log.error("embedding stopped, %d chunks keep no vector: %s", total - done - len(embedded), exc)
             raise
         finally:
+            if refused_now:
+                _report_refused(store, pending, refused_now, counters)
+                refused.update(p.id for p in pending if p.content_hash in refused_now)
+                refused_now.clear()
             if embedded:
                 store.cache_put(key, embedder.dimension, embedded, np.concatenate(vectors))
             ids = [i for h in by_hash if h in cached for i in by_hash[h]]
@@ -426,6 +435,62 @@ def embed_pending(
         if done // OPTIMIZE_EVERY_VECTORS != before // OPTIMIZE_EVERY_VECTORS:
             store.optimize()  # rows with new vectors left the FTS index: fold them back in
     return done
+
+
+_PROBE_TEXT = "def probe(): return 1"
+
+
+def _pending(store: Store, limit: int, paths: Sequence[str], refused: set[str]) -> list[PendingChunk]:
+    """Pending chunks, less those the model refused earlier in this run."""
+    got = store.pending_vectors(limit + len(refused), paths)
+    return [p for p in got if p.id not in refused][:limit]
+
+
+def _embed_part(
+    embedder: Embedder, part: list[str], texts: dict[str, str], refused: dict[str, str]
+) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """Vectors of the texts of ``part`` (content hashes); a text the model refuses on
+    its own goes to ``refused`` with the reason. Raises when the model is broken."""
+    try:
+        return part, embedder.embed_documents([texts[h] for h in part])
+    except EmbedError as exc:
+        failure = exc
+    good: list[str] = []
+    rows: list[npt.NDArray[np.float32]] = []
+    for h in part:
+        try:
+            rows.append(embedder.embed_documents([texts[h]]))
+            good.append(h)
+        except EmbedError as exc:
+            refused[h] = str(exc)
+    if not good:
+        try:
+            embedder.embed_documents([_PROBE_TEXT])
+        except EmbedError:
+            refused.clear()
+            raise failure from None
+    dim = embedder.dimension
+    return good, (np.concatenate(rows) if rows else np.zeros((0, dim), np.float32))
+
+
+def _report_refused(
+    store: Store, pending: Sequence[PendingChunk], refused: dict[str, str], counters: Counters
+) -> None:
+    """Log and note on their files' rows the chunks the model refused."""
+    by_path: dict[str, list[str]] = {}
+    for p in pending:
+        if p.content_hash in refused:
+            by_path.setdefault(p.path, []).append(refused[p.content_hash])
+    notes: list[FileRecord] = []
+    records = store.file_records(sorted(by_path))
+    for path, reasons in by_path.items():
+        counters.refused += len(reasons)
+        note = f"no vectors for {len(reasons)} chunk{'s' if len(reasons) != 1 else ''}: {reasons[0]}"
+        log.warning("%s: %s; the rest of the workspace is embedded", path, note)
+        rec = records.get(path)
+        if rec is not None and note not in rec.reason:
+            notes.append(dataclasses.replace(rec, reason=f"{rec.reason}; {note}" if rec.reason else note))
+    store.touch_files(notes)
 
 
 # ----- status -------------------------------------------------------------------
