@@ -294,8 +294,10 @@ def indexed_hash(record: FileRecord | None) -> str:
     return record.content_hash if record is not None and record.status == FileStatus.INDEXED else ""
 
 
-_WALK_SKIPS = tuple(
-    str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
+# Skips that say nothing about the file's content: redone whatever its size and mtime.
+_REDO_SKIPS = tuple(
+    str(r)
+    for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR, SkipReason.CHANGED)
 )
 
 
@@ -305,11 +307,8 @@ def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
         return False
     if entry.skip is not None:
         return record.status == FileStatus.SKIPPED and record.reason.startswith(str(entry.skip))
-    walk_skip_reasons = tuple(
-        str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
-    )
-    if record.status == FileStatus.SKIPPED and record.reason.startswith(walk_skip_reasons):
-        return False  # it was skipped by the walk and is a plain file now
+    if record.status == FileStatus.SKIPPED and record.reason.startswith(_REDO_SKIPS):
+        return False  # it was skipped by the walk (or changed under the read) and is a plain file now
     return record.size == entry.size and record.mtime_ns == entry.mtime_ns
 
 
