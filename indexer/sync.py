@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from . import journal
 from .embed import Embedder, make_embedder
-from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
+from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
@@ -93,9 +94,12 @@ def writer_lock(
     if "://" in index_uri:  # object stores: Lance's conditional commits keep rows whole
         yield
         return
-    os.makedirs(index_uri, exist_ok=True)
     path = os.path.join(index_uri, ".lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.makedirs(index_uri, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise store_write_error(index_uri, "taking the writer lock", exc) from exc
     held = False
     try:
         try:
@@ -286,6 +290,8 @@ def _sync_text(
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
     flush_writes(store, batch, embedder, settings, counters, records.keys())
     store.touch_files(touched)
+    if not cancel.is_set():
+        journal.clear(store.uri)  # every walked file written, every gone one removed
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
 

@@ -360,7 +360,22 @@ def _completeness_notes(store: Store, want_vec: bool) -> list[str]:
     skipped = store.count(FILES, f"status = '{FileStatus.SKIPPED}'")
     if skipped:
         notes.append(f"{skipped} files are not indexed (see `codesift status` for each reason)")
+    failed = store.count(FILES, f"status = '{FileStatus.FAILED}'")
+    if failed:
+        notes.append(f"index incomplete: {failed} files failed to index (see `codesift status`)")
+    notes.extend(incomplete_notes(store))
     return notes
+
+
+def incomplete_notes(store: Store) -> list[str]:
+    """A note when a failed write (a full disk) left files out of the index, naming how many."""
+    lost = store.incomplete_files()
+    if not lost:
+        return []
+    return [
+        f"index incomplete: {len(lost)} files are missing after a write to the index failed "
+        f"(e.g. {lost[0]}); run `codesift index` to repair"
+    ]
 
 
 def _why_empty(request: SearchRequest, rankings: Mapping[Source, list[str]], keywords: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.research import code_research, render_markdown
 from codesift.indexer.search.grep import CaseMode, GrepResult, grep
-from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.hybrid import incomplete_notes, search
 from codesift.indexer.search.results import SearchRequest, SearchResult
 from codesift.indexer.search.symbols import SymbolHit, find_symbols
 from codesift.indexer.sync import index_status
@@ -157,6 +157,7 @@ def run_symbols(ls: CodesiftServer, a: SymbolArgs) -> object:
     by_root = {p.root: p for p in ls.selected(a.projects)}
     for p in _stores(ls, a.projects, notes):
         with convert.engine_errors():
+            notes.extend(incomplete_notes(p.store()))
             hits = find_symbols(
                 p.store(), a.query, limit=a.limit, index=p.symbol_index(), overlay=p.unsaved_symbols()
             )
