@@ -35,6 +35,9 @@ from .search.results import SearchMode, SearchRequest
 from .settings import Settings
 from .store import Store
 
+MAX_DEPTH = 10  # call-chain levels
+MAX_LIMIT = 10_000  # findings per answer
+
 
 class ResearchKind(StrEnum):
     IMPLEMENTATIONS = "implementations"
@@ -119,8 +122,10 @@ def code_research(
     """Answer one research question with locations; see the module docstring for the forms."""
     if not question.strip():
         raise QueryError("empty research question")
-    if depth < 1:
-        raise QueryError("depth must be at least 1")
+    if not 1 <= depth <= MAX_DEPTH:
+        raise QueryError(f"depth must be between 1 and {MAX_DEPTH}; got {depth}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
     graph = graph or Graph(store)
     kind, subject = parse_question(question)
     if kind is ResearchKind.DEPENDENCIES:

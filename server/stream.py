@@ -13,6 +13,7 @@ WebSocket), which only that loop may touch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import queue
@@ -64,10 +65,8 @@ class ThreadWriter:
         self._queue.put(None)
         if threading.current_thread() is not self._thread:
             self._thread.join(DRAIN_S)
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self._writer.close()
-        except (OSError, ValueError):
-            pass
 
 
 class LoopWriter:
@@ -76,6 +75,7 @@ class LoopWriter:
     def __init__(self, writer: Any, loop: asyncio.AbstractEventLoop) -> None:
         self._writer = writer
         self._loop = loop
+        self._sending: set[asyncio.Future[Any]] = set()  # kept until done (the loop holds weak refs)
 
     def write(self, data: bytes) -> None:
         try:
@@ -90,7 +90,9 @@ class LoopWriter:
     def _write(self, data: bytes) -> None:
         res = self._writer.write(data)
         if inspect.isawaitable(res):
-            asyncio.ensure_future(res)
+            future = asyncio.ensure_future(res)
+            self._sending.add(future)
+            future.add_done_callback(self._sending.discard)
 
     def close(self) -> Any:
         return self._writer.close()

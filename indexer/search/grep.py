@@ -270,6 +270,12 @@ def rg_arguments(
     return args
 
 
+# Beyond these a request is a mistake: a context of 10⁹ lines read every file whole
+# for every match, and the answer had to be built in memory.
+MAX_CONTEXT = 1_000
+MAX_MATCHES = 1_000_000
+
+
 def _query_error(pattern: str, stderr: str) -> QueryError | None:
     text = stderr.strip()
     if "regex parse error" in text:
@@ -496,10 +502,10 @@ def grep(
     deadline = started + timeout_s
     if pattern == "":
         raise QueryError("empty pattern")
-    if context < 0:
-        raise QueryError(f"context must be 0 or more lines; got {context}")
-    if max_matches < 1:
-        raise QueryError(f"max_matches must be at least 1; got {max_matches}")
+    if not 0 <= context <= MAX_CONTEXT:
+        raise QueryError(f"context must be between 0 and {MAX_CONTEXT} lines; got {context}")
+    if not 1 <= max_matches <= MAX_MATCHES:
+        raise QueryError(f"max_matches must be between 1 and {MAX_MATCHES}; got {max_matches}")
     if not root.is_dir():
         raise WorkspaceError(f"workspace root is not a directory: {root}")
     sensitive = is_case_sensitive(pattern, regex=regex, case=case)

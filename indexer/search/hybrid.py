@@ -32,6 +32,11 @@ from .semantic import vector_search
 
 log = logging.getLogger(__name__)
 
+# Beyond these a request is a mistake, not a wish: each source over-fetches 3× the
+# limit and every hop multiplies the chunks read (a limit of 10⁹ failed inside Lance).
+MAX_LIMIT = 10_000
+MAX_HOPS = 10
+
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="codesift-search")
 
@@ -80,6 +85,15 @@ def _timed(fn: Callable[[], T], millis: dict[str, float], name: str) -> T:
         millis[name] = round((time.perf_counter() - t) * 1000, 2)
 
 
+def check_request(request: SearchRequest, limit: int | None = None) -> None:
+    """Raise QueryError for an option out of range (``limit`` defaults to the request's)."""
+    limit = request.limit if limit is None else limit
+    if limit is not None and not 0 < limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
+    if not 0 <= request.hops <= MAX_HOPS:
+        raise QueryError(f"hops must be between 0 and {MAX_HOPS}; got {request.hops}")
+
+
 def search(
     store: Store,
     request: SearchRequest,
@@ -102,10 +116,7 @@ def search(
     started = time.perf_counter()
     s = settings.search
     limit = request.limit or s.limit
-    if limit <= 0:
-        raise QueryError("limit must be positive")
-    if request.hops < 0:
-        raise QueryError("hops must not be negative")
+    check_request(request, limit)
     fetch = limit * max(1, s.overfetch)
     where = filters_sql(request.filters)
     keywords = _keywords(request)

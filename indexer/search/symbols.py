@@ -13,12 +13,15 @@ from functools import lru_cache
 
 import re2
 
+from ..errors import QueryError
 from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
 from ..parse import parse_file
 from ..rows import symbol_from_row
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
+
+MAX_LIMIT = 10_000  # names per answer: beyond it a request is a mistake
 
 _CONTAINER_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.MODULE}
@@ -263,6 +266,8 @@ def find_symbols(
     edits to their symbols (``overlay_symbols``): they replace the indexed ones.
     """
     query = query.strip()
+    if limit > MAX_LIMIT:
+        raise QueryError(f"limit must be at most {MAX_LIMIT}; got {limit}")
     if not query or limit <= 0:
         return []
     unsaved = set(overlay or ())

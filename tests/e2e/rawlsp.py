@@ -122,10 +122,8 @@ class RawServer:
             if end < 0:
                 break
             header = data[pos:end]
-            length = next(
-                (int(v) for n, _, v in (h.partition(b":") for h in header.split(b"\r\n")) if n.lower() == b"content-length"),
-                None,
-            )
+            fields = (h.partition(b":") for h in header.split(b"\r\n"))
+            length = next((int(v) for n, _, v in fields if n.lower() == b"content-length"), None)
             if length is None or end + 4 + length > len(data):
                 break
             pos = end + 4 + length

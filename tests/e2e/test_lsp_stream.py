@@ -43,7 +43,10 @@ def test_concurrent_large_responses_reach_a_slow_reader_as_whole_frames(tmp_path
         ids = [
             server.request(
                 "workspace/executeCommand",
-                {"command": "codesift.search", "arguments": [{"query": f"compute value result {i}", "mode": "bm25", "limit": 50}]},
+                {
+                    "command": "codesift.search",
+                    "arguments": [{"query": f"compute value result {i}", "mode": "bm25", "limit": 50}],
+                },
             )
             for i in range(8)
         ]

@@ -357,10 +357,16 @@ def test_every_grammar_in_the_pack_chunks_text_without_losing_lines() -> None:
 BAD_CONTENT = {
     "a 30,000-character line of one letter": ("python", 'X = "' + "a" * 30_000 + '"\n'),
     "repeated text sliced from one line": ("", "abc " * 20_000 + "\n"),
-    "10k-deep nested if (x) { in C on one line": ("c", "void f() {" + "if (x) {" * 10_000 + "}" * 10_000 + "}\n"),
+    "10k-deep nested if (x) { in C on one line": (
+        "c",
+        "void f() {" + "if (x) {" * 10_000 + "}" * 10_000 + "}\n",
+    ),
     "10k-deep nested if (x) { in C, never closed": ("c", "if (x) {" * 10_000),
     "10k-deep nested if (x) { in JavaScript": ("javascript", "if (x) {" * 10_000 + "\n"),
-    "10k-deep nested if (x) { in JavaScript, one a line": ("javascript", "if (x) {\n" * 10_000 + "}\n" * 10_000),
+    "10k-deep nested if (x) { in JavaScript, one a line": (
+        "javascript",
+        "if (x) {\n" * 10_000 + "}\n" * 10_000,
+    ),
 }
 
 
