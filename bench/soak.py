@@ -14,6 +14,9 @@ Tiers, each run in real processes on generated workspaces:
 * symlink race — files flipping between a regular file and a symlink to a file
   outside while indexing: no outside text stored.
 * stream — 8 large searches and 4 greps at once to a slow reader: every frame whole.
+* small tmpfs — the index on a real 4 MB tmpfs filled to within 0–400 KB (needs
+  root to mount; skipped otherwise): exit 2, the old rows answer or the search
+  says what is missing, and the next run with space repairs.
 
 Counts: tried, failed (a run that errored or broke a promise), lost (rows missing
 against a clean rebuild), wrong (rows that should not be there).
@@ -25,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -238,12 +242,56 @@ def stream_tier(base: Path, runs: int, _rng: random.Random) -> Tally:
     return tally
 
 
+def tmpfs_tier(base: Path, runs: int, _rng: random.Random) -> Tally:
+    """A real full disk: the index on a 4 MB tmpfs filled to within K KB (root only)."""
+    tally = Tally()
+    mnt = base / "tmpfs"
+    mnt.mkdir()
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True
+    ).returncode:
+        print("small tmpfs: cannot mount one here (needs root); skipped", file=sys.stderr)
+        return tally
+    try:
+        for n in range(runs):
+            for keep_kb in (0, 60, 150, 400):
+                root = workspace(base / f"tmpfs{n}-{keep_kb}", files=120)
+                (root / ".codesift.toml").write_text(f'[index]\nindex_dir = "{mnt}/idx-{n}-{keep_kb}"\n')
+                cli("index", str(root), "--no-embed")
+                before = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
+                for p in root.rglob("*.py"):
+                    p.write_text(p.read_text() + "\n\ndef added_later():\n    return 1\n")
+                free = shutil.disk_usage(mnt).free // 1024
+                filler = mnt / "filler"
+                with open(filler, "wb") as f:
+                    f.write(b"\0" * max(0, free - keep_kb) * 1024)
+                got = cli("index", str(root), "--no-embed")
+                tally.tried += 1
+                clear = "No space left on device" in got.stderr and "Traceback" not in got.stderr
+                if got.returncode not in (0, 2) or (got.returncode == 2 and not clear):
+                    tally.failed += 1  # 0: the changes fitted in what was left
+                after = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
+                hits = (len(json.loads(before.stdout)["hits"]), len(json.loads(after.stdout)["hits"]))
+                notes = json.loads(after.stdout)["report"]["notes"]
+                if hits[1] < hits[0] and not any("incomplete" in n for n in notes):
+                    tally.lost += hits[0] - hits[1]  # fewer answers and no word of it
+                filler.unlink()
+                if cli("index", str(root), "--no-embed").returncode != 0:
+                    tally.failed += 1
+                compare_with_rebuild(root, tally)
+                shutil.rmtree(mnt / f"idx-{n}-{keep_kb}", ignore_errors=True)
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+    return tally
+
+
 TIERS: dict[str, Callable[[Path, int, random.Random], Tally]] = {
     "kill -9": kill_tier,
     "disk full": disk_full_tier,
     "bad input": bad_input_tier,
     "symlink race": race_tier,
     "stream": stream_tier,
+    "small tmpfs": tmpfs_tier,
 }
 
 

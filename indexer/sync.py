@@ -115,8 +115,11 @@ def writer_lock(
                 on_wait(message + "; waiting for it to finish…")
             fcntl.flock(fd, fcntl.LOCK_EX)
         held = True
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        with contextlib.suppress(
+            OSError
+        ):  # who holds it, for the busy message; a full disk fails later, clearly
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         if held:
