@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.codesift-setup
 
-.PHONY: setup demo test test-fast lint bench bench-quick clean model vsix wheel
+.PHONY: setup demo test test-fast lint bench bench-quick soak clean model vsix wheel
 
 setup: $(STAMP)
 
@@ -58,6 +58,11 @@ bench: setup
 
 bench-quick: setup
 	$(BIN)/python -m bench --quick
+
+# The reliability tier: kill -9s, full disks, bad input, the symlink race, the
+# concurrent stream; prints tried / failed / lost / wrong per tier (RUNS=5 for more).
+soak: setup
+	$(BIN)/python -m bench.soak --runs $(or $(RUNS),3)
 
 # The VS Code extension: vscode-extension/codesift-<version>.vsix (npm ci: the lock file's versions).
 vsix:

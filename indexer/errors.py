@@ -38,3 +38,28 @@ class IndexBusyError(StoreError):
 
 class QueryError(CodesiftError):
     """A query is malformed: bad regex, bad glob, bad option."""
+
+
+class DiskFullError(StoreError):
+    """The disk holding the index is full."""
+
+
+def store_write_error(uri: str, what: str, exc: BaseException) -> StoreError:
+    """A write to the index failed: the reason a person can act on, a full disk said plainly."""
+    if _disk_full(exc):
+        return DiskFullError(
+            f"the disk holding the index at {uri} is full (No space left on device) while {what}: "
+            "free some space, then run `codesift index` again"
+        )
+    return StoreError(f"{what} at {uri} failed: {exc}")
+
+
+def _disk_full(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno == 28:  # ENOSPC
+            return True
+        text = str(exc)
+        if "No space left on device" in text or "os error 28" in text:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

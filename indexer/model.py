@@ -74,6 +74,7 @@ class SkipReason(StrEnum):
     SYMLINK_INSIDE = "symlink to a folder inside the workspace"  # indexed at its own path
     UNREADABLE = "unreadable"
     NOT_REGULAR = "not a regular file"
+    CHANGED = "changed while being indexed"  # e.g. became a symlink between the walk and the read
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +185,11 @@ class WalkEntry:
     language: str  # "" when unknown (still indexed as line windows)
     skip: SkipReason | None = None
     detail: str = ""
+    # The real workspace root the file must be read under ("" when unknown: then only
+    # the file itself is opened without following a link), and whether the walk saw a
+    # symlink here (one it checked stays inside the root, so reading may follow it).
+    root: str = ""
+    link: bool = False
 
 
 @dataclass(frozen=True, slots=True)

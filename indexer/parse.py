@@ -196,12 +196,19 @@ class _Chunker:
     def chunks(self, segs: list[_Seg]) -> list[Chunk]:
         """Chunks for segments, cut to ``max_chars``."""
         out: list[Chunk] = []
+        # Pieces of one long line share its place and may share their text ("aaaa…"
+        # sliced): the n-th repeat of a (place, text) key gets n in its id, so ids are
+        # unique within the file by construction and the first keeps its plain id.
+        repeats: dict[str, int] = {}
         for seg in segs:
             for start, end, text in self.capped(seg.start, seg.end):
                 digest = text_hash(text)
+                key = chunk_id(self.project, self.path, start, end, digest)
+                n = repeats.get(key, 0)
+                repeats[key] = n + 1
                 out.append(
                     Chunk(
-                        id=chunk_id(self.project, self.path, start, end, digest),
+                        id=key if n == 0 else chunk_id(self.project, self.path, start, end, f"{digest}#{n}"),
                         path=self.path,
                         project=self.project,
                         language=self.language,

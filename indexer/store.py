@@ -34,8 +34,9 @@ from pathlib import Path
 import lancedb
 import pyarrow as pa
 
-from .errors import IndexMissingError, StoreError
-from .faults import crash_point
+from . import journal
+from .errors import IndexMissingError, StoreError, store_write_error
+from .faults import crash_point, fail_point
 from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
 from .rows import (
     CHUNK_COLUMNS,
@@ -198,7 +199,7 @@ class Store:
             ]
             self._db.create_table(META, data=pa.Table.from_pylist(rows, schema=meta_schema()))
         except Exception as exc:
-            raise StoreError(f"cannot create the index at {self.uri}: {exc}") from exc
+            raise store_write_error(self.uri, "creating the index", exc) from exc
         if self.is_local:
             # The index is the tool's, not the project's: git (and editors' source
             # control views) should not list it.
@@ -358,12 +359,13 @@ class Store:
     def cache_put(self, model_id: str, dim: int, hashes: Sequence[str], vectors: Vectors) -> None:
         if not hashes:
             return
-        tbl = self._cache(model_id, dim)
         data = pa.table(
             {"content_hash": pa.array(hashes, pa.string()), "vector": vectors_to_arrow(vectors, dim)},
             schema=cache_schema(dim),
         )
-        tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
+        with self._writing(f"caching {len(hashes)} vectors", "cache"):
+            tbl = self._cache(model_id, dim)
+            tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
 
     # ----- writing -------------------------------------------------------------
 
@@ -379,11 +381,15 @@ class Store:
         if not writes:
             return
         paths = [w.record.path for w in writes]
+        what = f"writing {len(writes)} files"
         tables = (
             (CHUNKS, chunks_table([c for w in writes for c in w.chunks], dim, vectors)),
             (SYMBOLS, symbols_table([s for w in writes for s in w.symbols])),
             (EDGES, edges_table([e for w in writes for e in w.edges])),
         )
+        with self._writing(what, "journal"):
+            journal.mark(self.uri, paths)  # before any delete: a disk already full loses nothing
+        versions = {name: self._table(name).version for name in (FILES, CHUNKS, SYMBOLS, EDGES)}
         try:
             if not fresh:
                 self._delete_paths(FILES, paths)  # the marker first: from here these files are re-done
@@ -392,12 +398,52 @@ class Store:
                     self._delete_paths(name, paths)
                     crash_point("replace")
                 if data.num_rows:
+                    fail_point("add")
                     self._table(name).add(data)
                 crash_point("write")
             crash_point("write-files")
+            fail_point("add")
             self._table(FILES).add(files_table([w.record for w in writes]))
         except (OSError, RuntimeError, ValueError) as exc:
-            raise StoreError(f"writing {len(writes)} files to {self.uri} failed: {exc}") from exc
+            if self._roll_back(versions):
+                journal.settle(self.uri, paths)  # the old rows are back
+            raise store_write_error(self.uri, what, exc) from exc
+        journal.settle(self.uri, paths)
+
+    def _roll_back(self, versions: dict[str, int]) -> bool:
+        """Put tables back at these versions after a failed write (a small commit each: it
+        may fail too on a full disk, then the journal tells readers what is missing)."""
+        if not self.is_local:
+            return False  # no writer lock on object stores: another writer's commits may follow
+        try:
+            fail_point("restore")
+            for name, version in versions.items():
+                tbl = self._table(name)
+                if tbl.version != version:
+                    tbl.restore(version)
+        except Exception as exc:
+            log.warning("could not restore the rows the failed write removed: %s", exc)
+            return False
+        log.info("restored the rows of the files whose write failed")
+        return True
+
+    @contextlib.contextmanager
+    def _writing(self, what: str, point: str) -> Iterator[None]:
+        """Translate a failed write (a full disk above all) into a StoreError, once."""
+        try:
+            fail_point(point)
+            yield
+        except StoreError:
+            raise
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise store_write_error(self.uri, what, exc) from exc
+
+    def incomplete_files(self) -> list[str]:
+        """Files a failed write removed and could not restore: absent until the next run."""
+        listed = journal.listed(self.uri)
+        if not listed:
+            return []
+        return sorted(listed - set(self.file_records(sorted(listed))))
 
     def _delete_paths(self, name: str, paths: Sequence[str]) -> None:
         for flt in in_filters("path", list(paths)):
@@ -406,7 +452,10 @@ class Store:
     def touch_files(self, records: Sequence[FileRecord]) -> None:
         """Update only the files rows (size, mtime) of files whose content is unchanged."""
         if records:
-            self._table(FILES).merge_insert("path").when_matched_update_all().execute(files_table(records))
+            with self._writing(f"updating {len(records)} files rows", "touch"):
+                self._table(FILES).merge_insert("path").when_matched_update_all().execute(
+                    files_table(records)
+                )
 
     def remove_files(self, paths: Sequence[str]) -> None:
         """Forget files: the files rows first (the marker), then their chunks, symbols and edges."""
@@ -418,12 +467,19 @@ class Store:
             for name in (CHUNKS, SYMBOLS, EDGES):
                 self._delete_paths(name, paths)
         except (OSError, RuntimeError, ValueError) as exc:
-            raise StoreError(f"removing {len(paths)} files from {self.uri} failed: {exc}") from exc
+            raise store_write_error(self.uri, f"removing {len(paths)} files", exc) from exc
+        journal.settle(self.uri, paths)
 
     def set_vectors(self, ids: Sequence[str], vectors: Vectors, dim: int) -> None:
         """Fill in vectors of existing chunks; rows replaced meanwhile are left alone."""
         if not ids:
             return
+        if len(set(ids)) < len(ids):  # an index from before ids were unique: one source row per id
+            first: dict[str, int] = {}
+            for k, i in enumerate(ids):
+                first.setdefault(i, k)
+            keep = sorted(first.values())
+            ids, vectors = [ids[k] for k in keep], vectors[keep]
         data = pa.table(
             {
                 "id": pa.array(ids, pa.string()),
@@ -431,10 +487,15 @@ class Store:
                 "has_vector": pa.array([True] * len(ids), pa.bool_()),
             }
         )
-        self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
+        with self._writing(f"storing {len(ids)} vectors", "vectors"):
+            self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
 
     def ensure_indices(self) -> None:
         """Create the FTS and scalar indices if missing (cheap when present)."""
+        with self._writing("building the search indices", "index"):
+            self._ensure_indices()
+
+    def _ensure_indices(self) -> None:
         from lancedb.index import FTS, BTree
 
         chunks = self._table(CHUNKS)
@@ -475,9 +536,10 @@ class Store:
 
         started = time.perf_counter()
         partitions = max(1, rows // VECTORS_PER_PARTITION)
-        self._table(CHUNKS).create_index(
-            "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
-        )
+        with self._writing("building the vector index", "index"):
+            self._table(CHUNKS).create_index(
+                "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
+            )
         log.info(
             "built the vector index over %d vectors (%d partitions) in %.1f s",
             rows,

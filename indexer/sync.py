@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from . import journal
 from .embed import Embedder, MissingModel, embedder_for_indexing
-from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError
+from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
 from .locate import index_exists_at
@@ -74,6 +75,7 @@ class Counters:
     failed: int = 0
     chunks_written: int = 0
     embedded: int = 0
+    refused: int = 0  # chunks the embedding model refused: reported, left without a vector
     from_cache: int = 0
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -93,9 +95,12 @@ def writer_lock(
     if "://" in index_uri:  # object stores: Lance's conditional commits keep rows whole
         yield
         return
-    os.makedirs(index_uri, exist_ok=True)
     path = os.path.join(index_uri, ".lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.makedirs(index_uri, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise store_write_error(index_uri, "taking the writer lock", exc) from exc
     held = False
     try:
         try:
@@ -111,8 +116,11 @@ def writer_lock(
                 on_wait(message + "; waiting for it to finish…")
             fcntl.flock(fd, fcntl.LOCK_EX)
         held = True
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        with contextlib.suppress(
+            OSError
+        ):  # who holds it, for the busy message; a full disk fails later, clearly
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         if held:
@@ -292,6 +300,8 @@ def _sync_text(
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
     flush_writes(store, batch, embedder, settings, counters, records.keys())
     store.touch_files(touched)
+    if not cancel.is_set():
+        journal.clear(store.uri)  # every walked file written, every gone one removed
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
 
@@ -300,8 +310,10 @@ def indexed_hash(record: FileRecord | None) -> str:
     return record.content_hash if record is not None and record.status == FileStatus.INDEXED else ""
 
 
-_WALK_SKIPS = tuple(
-    str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
+# Skips that say nothing about the file's content: redone whatever its size and mtime.
+_REDO_SKIPS = tuple(
+    str(r)
+    for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR, SkipReason.CHANGED)
 )
 
 
@@ -311,11 +323,8 @@ def _unchanged(entry: WalkEntry, record: FileRecord | None) -> bool:
         return False
     if entry.skip is not None:
         return record.status == FileStatus.SKIPPED and record.reason.startswith(str(entry.skip))
-    walk_skip_reasons = tuple(
-        str(r) for r in (SkipReason.SYMLINK_LOOP, SkipReason.SYMLINK_OUTSIDE, SkipReason.NOT_REGULAR)
-    )
-    if record.status == FileStatus.SKIPPED and record.reason.startswith(walk_skip_reasons):
-        return False  # it was skipped by the walk and is a plain file now
+    if record.status == FileStatus.SKIPPED and record.reason.startswith(_REDO_SKIPS):
+        return False  # it was skipped by the walk (or changed under the read) and is a plain file now
     return record.size == entry.size and record.mtime_ns == entry.mtime_ns
 
 
@@ -373,8 +382,11 @@ def embed_pending(
     embedded once) and embedded ``step`` chunks per call (0: 256), with ``cancel``
     checked between calls; each pool's vectors are stored in one commit, and what
     was embedded before a cancel or an error is stored too. Returns how many
-    chunks received a vector. An embedding failure is logged and re-raised; the
-    chunks not reached stay pending.
+    chunks received a vector. A text the model refuses is reported (a log record
+    and a note on its file's ``files`` row), keeps no vector and is passed over
+    for the rest of the run; the others go on. When the model fails on a probe
+    text too, it is broken, not the file: the error is logged and re-raised and
+    the chunks not reached stay pending.
     """
     counters = counters or Counters()
     cancel = cancel or threading.Event()
@@ -384,15 +396,17 @@ def embed_pending(
     step = step if step > 0 else EMBED_SLICE_CHUNKS
     key = settings.vector_cache_key(embedder.model_id)
     priority = list(first)
+    refused: set[str] = set()  # ids of chunks the model refused in this run: left pending
+    refused_now: dict[str, str] = {}  # content hash → the model's reason, for this pool
     progress(Progress("embed", 0, total))
     while total and not cancel.is_set():
         pending: list[PendingChunk] = []
         while priority and not pending:
-            pending = store.pending_vectors(pool_size, priority[:500])
+            pending = _pending(store, pool_size, priority[:500], refused)
             if not pending:
                 priority = priority[500:]
         if not pending:
-            pending = store.pending_vectors(pool_size)
+            pending = _pending(store, pool_size, (), refused)
         if not pending:
             break
         by_hash: dict[str, list[str]] = {}
@@ -410,8 +424,7 @@ def embed_pending(
             for start in range(0, len(missing), step):
                 if cancel.is_set():
                     break
-                part = missing[start : start + step]
-                vecs = embedder.embed_documents([texts[h] for h in part])
+                part, vecs = _embed_part(embedder, missing[start : start + step], texts, refused_now)
                 embedded += part
                 vectors.append(vecs)
                 cached.update(zip(part, vecs, strict=True))
@@ -421,6 +434,10 @@ def embed_pending(
             log.error("embedding stopped, %d chunks keep no vector: %s", total - done - len(embedded), exc)
             raise
         finally:
+            if refused_now:
+                _report_refused(store, pending, refused_now, counters)
+                refused.update(p.id for p in pending if p.content_hash in refused_now)
+                refused_now.clear()
             if embedded:
                 store.cache_put(key, embedder.dimension, embedded, np.concatenate(vectors))
             ids = [i for h in by_hash if h in cached for i in by_hash[h]]
@@ -433,6 +450,62 @@ def embed_pending(
         if done // OPTIMIZE_EVERY_VECTORS != before // OPTIMIZE_EVERY_VECTORS:
             store.optimize()  # rows with new vectors left the FTS index: fold them back in
     return done
+
+
+_PROBE_TEXT = "def probe(): return 1"
+
+
+def _pending(store: Store, limit: int, paths: Sequence[str], refused: set[str]) -> list[PendingChunk]:
+    """Pending chunks, less those the model refused earlier in this run."""
+    got = store.pending_vectors(limit + len(refused), paths)
+    return [p for p in got if p.id not in refused][:limit]
+
+
+def _embed_part(
+    embedder: Embedder, part: list[str], texts: dict[str, str], refused: dict[str, str]
+) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """Vectors of the texts of ``part`` (content hashes); a text the model refuses on
+    its own goes to ``refused`` with the reason. Raises when the model is broken."""
+    try:
+        return part, embedder.embed_documents([texts[h] for h in part])
+    except EmbedError as exc:
+        failure = exc
+    good: list[str] = []
+    rows: list[npt.NDArray[np.float32]] = []
+    for h in part:
+        try:
+            rows.append(embedder.embed_documents([texts[h]]))
+            good.append(h)
+        except EmbedError as exc:
+            refused[h] = str(exc)
+    if not good:
+        try:
+            embedder.embed_documents([_PROBE_TEXT])
+        except EmbedError:
+            refused.clear()
+            raise failure from None
+    dim = embedder.dimension
+    return good, (np.concatenate(rows) if rows else np.zeros((0, dim), np.float32))
+
+
+def _report_refused(
+    store: Store, pending: Sequence[PendingChunk], refused: dict[str, str], counters: Counters
+) -> None:
+    """Log and note on their files' rows the chunks the model refused."""
+    by_path: dict[str, list[str]] = {}
+    for p in pending:
+        if p.content_hash in refused:
+            by_path.setdefault(p.path, []).append(refused[p.content_hash])
+    notes: list[FileRecord] = []
+    records = store.file_records(sorted(by_path))
+    for path, reasons in by_path.items():
+        counters.refused += len(reasons)
+        note = f"no vectors for {len(reasons)} chunk{'s' if len(reasons) != 1 else ''}: {reasons[0]}"
+        log.warning("%s: %s; the rest of the workspace is embedded", path, note)
+        rec = records.get(path)
+        if rec is not None and note not in rec.reason:
+            notes.append(dataclasses.replace(rec, reason=f"{rec.reason}; {note}" if rec.reason else note))
+    store.touch_files(notes)
 
 
 # ----- status -------------------------------------------------------------------

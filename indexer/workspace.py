@@ -37,7 +37,7 @@ from .errors import WorkspaceError
 from .ignore import IgnoreRules, RuleList, in_git_repository, to_byte_space
 from .languages import language_for_path
 from .model import SkipReason, WalkEntry, text_hash
-from .paths import index_path
+from .paths import index_path, os_path
 from .settings import IndexSettings
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def _file_entry(
     language = _language_by_name(name)
     if not language and size and "." not in name:
         language = language_for_path(rel, _first_line(path))
-    return WalkEntry(index_path(rel), path, size, st.st_mtime_ns, language)
+    return WalkEntry(index_path(rel), path, size, st.st_mtime_ns, language, root=sel.root_real, link=link)
 
 
 @dataclass(slots=True)
@@ -519,14 +519,16 @@ def read_source(entry: WalkEntry, max_bytes: int) -> SourceText:
     * A UTF-8 BOM is stripped.
     * Invalid UTF-8 is decoded with U+FFFD replacement characters and indexed:
       ``skip`` stays None and ``note`` says "invalid UTF-8: N bytes replaced".
-    * Not a regular file any more: NOT_REGULAR; any OSError: UNREADABLE with the
-      errno text.
+    * Not a regular file any more: NOT_REGULAR; a symlink now where the walk saw
+      none, or one that leads outside the root now: CHANGED (never read: see
+      ``_open_walked``); any OSError: UNREADABLE with the errno text.
     """
     if entry.skip is not None:
         return SourceText("", "", entry.skip, entry.detail)
     try:
-        # O_NONBLOCK: a path that turned into a fifo must not hang the reader.
-        fd = os.open(entry.abs_path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = _open_walked(entry)
+    except _Changed as exc:
+        return SourceText("", "", SkipReason.CHANGED, str(exc))
     except OSError as exc:
         return SourceText("", "", SkipReason.UNREADABLE, _errno_text(exc))
     try:
@@ -553,6 +555,59 @@ def read_source(entry: WalkEntry, max_bytes: int) -> SourceText:
         note = f"{SkipReason.INVALID_UTF8}: {bad} byte{'s' if bad != 1 else ''} replaced"
         return SourceText(text, text_hash(text), None, note)
     return SourceText(text, text_hash(text))
+
+
+class _Changed(Exception):
+    """The path is not what the walk saw any more (a link now, or one leading outside)."""
+
+
+# O_NONBLOCK: a path that turned into a fifo must not hang the reader.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _open_walked(entry: WalkEntry) -> int:
+    """Open a walked file for reading without following a link the walk did not check.
+
+    The walk's checks and the read are apart in time: a file swapped for a symlink
+    to a file outside the workspace in between must not be read. Each component
+    under the root is opened with ``O_NOFOLLOW``; only when that meets a link is
+    the path resolved, and then it is read only if the walk saw a link there (a
+    file that became one is ``_Changed``) and it still resolves inside the root,
+    again opened component by component, so a link swapped in meanwhile fails.
+    """
+    if not entry.root:
+        return os.open(entry.abs_path, _READ_FLAGS | (0 if entry.link else os.O_NOFOLLOW))
+    try:
+        return _open_beneath(entry.root, os_path(entry.path))
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise
+    if not entry.link and os.path.islink(entry.abs_path):
+        raise _Changed("became a symlink after the workspace walk")
+    real = os.path.realpath(entry.abs_path)
+    if not _is_inside(real, entry.root) or real == entry.root:
+        raise _Changed(f"now leads outside the workspace, to {real}")
+    try:
+        return _open_beneath(entry.root, os.path.relpath(real, entry.root))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise _Changed("a symlink appeared on its path while it was read") from exc
+        raise
+
+
+def _open_beneath(root: str, rel: str) -> int:
+    """Open ``root/rel`` with no symlink followed below ``root`` (ELOOP/ENOTDIR if one is met)."""
+    parts = rel.split("/")
+    dir_fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = inner
+        return os.open(parts[-1], _READ_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _too_large(size: int, max_bytes: int) -> SourceText:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import re
 import types as pytypes
 import typing
@@ -85,6 +86,10 @@ def settings_overrides(options: object) -> dict[str, object]:
 # ----- command arguments ------------------------------------------------------------------
 
 
+# The LSP ``integer`` type.
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+
 def invalid(message: str) -> JsonRpcInvalidParams:
     """The error every malformed request answers with."""
     return JsonRpcInvalidParams(message=message)
@@ -146,10 +151,12 @@ def _value(hint: object, raw: object, where: str) -> object:
     if hint is int:
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise invalid(f"{where} must be an integer; got {raw!r}")
+        if not INT_MIN <= raw <= INT_MAX:  # an LSP integer; the engine bounds each option further
+            raise invalid(f"{where} is out of range: {raw}")
         return raw
     if hint is float:
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise invalid(f"{where} must be a number; got {raw!r}")
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+            raise invalid(f"{where} must be a finite number; got {raw!r}")
         return float(raw)
     if hint is str:
         if not isinstance(raw, str):

@@ -14,15 +14,24 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from lsprotocol.types import ResponseErrorMessage
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcRequestCancelled,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol.language_server import lsp_method
 
 from codesift.indexer.errors import ConfigError, IndexMissingError
 from codesift.indexer.graph import Graph
@@ -30,6 +39,7 @@ from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
 from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
+from .stream import single_writer
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +55,92 @@ class _Answered:
 class CodesiftProtocol(LanguageServerProtocol):
     """pygls' protocol, plus:
 
+    * the lifecycle the specification fixes: before ``initialize`` a request gets
+      ServerNotInitialized (-32002) and a notification is dropped (``exit``
+      excepted); a second ``initialize``, and any request after ``shutdown``, get
+      InvalidRequest (pygls served the first and left the others unanswered);
     * a request whose params do not fit its type gets an InvalidParams answer
-      (pygls would only log it and leave the client waiting);
+      (pygls would only log it and leave the client waiting); any other malformed
+      message is dropped with one line in the log, never a traceback;
     * ``$/cancelRequest`` for a request already running in a worker thread is
       answered at once with RequestCancelled (pygls can only cancel requests that
-      have not started); the work finishes unseen and its result is dropped.
+      have not started); the work finishes unseen and its result is dropped;
+    * one writer for the stream (``stream.py``): every message reaches the client
+      whole, whatever thread produced it.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cancelled_running: set[object] = set()
+        self._initialize_seen = False
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        super().set_writer(single_writer(writer), include_headers)
+
+    # ----- parsing and the lifecycle ------------------------------------------------------
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # pygls' own version logs a traceback for every malformed message (a
+        # ``$/cancelRequest`` whose id is a list printed one to stderr): the same
+        # steps, with one line in the log instead.
+        if "jsonrpc" not in data:
+            return data  # an inner object of the message
+        method = data.get("method")
+        try:
+            if "id" not in data:
+                kind = self.get_message_type(str(method or "")) or JsonRPCNotification
+            elif "error" in data:
+                kind = ResponseErrorMessage
+            elif method is not None:
+                kind = self.get_message_type(str(method)) or JsonRPCRequestMessage
+            else:
+                kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+            return self._converter.structure(data, kind)
+        except Exception as exc:
+            reason = _reason(exc)
+            if "id" in data and method is not None and _valid_id(data["id"]):
+                error = JsonRpcInvalidParams(f"invalid params for {method}: {reason}")
+                self._send_response(data["id"], error=error.to_response_error())
+            else:
+                log.info("dropped a malformed message (%s): %s", method or "a response", reason)
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        method = getattr(message, "method", None)
+        if method is None or method == lsp.EXIT or getattr(message, "jsonrpc", None) != self.VERSION:
+            super().handle_message(message)  # responses, exit, junk: as pygls does
+            return
+        request = hasattr(message, "id")
+        if request and not _valid_id(message.id):
+            log.info("dropped a %s request whose id is neither a number nor a string", method)
+            return
+        error = self._lifecycle_error(str(method), request)
+        if error is None:
+            super().handle_message(message)
+        elif request:
+            self._send_response(message.id, error=error.to_response_error())
+
+    def _lifecycle_error(self, method: str, request: bool) -> JsonRpcException | None:
+        """Why the lifecycle refuses this message now (a refused notification is dropped)."""
+        if self._shutdown:
+            return JsonRpcInvalidRequest(f"{method}: the server is shutting down")
+        if method == lsp.INITIALIZE and request:
+            if self._initialize_seen:
+                return JsonRpcInvalidRequest("initialize: the server is already initialized")
+            self._initialize_seen = True
+            return None
+        if not self._initialize_seen:
+            return JsonRpcServerNotInitialized(f"{method}: the server is not initialized yet")
+        return None
+
+    # ----- cancelling ---------------------------------------------------------------------
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not _valid_id(msg_id):
+            log.info("ignored a $/cancelRequest whose id is neither a number nor a string")
+            return
         future = self._request_futures.get(msg_id)
         if isinstance(future, concurrent.futures.Future) and future.running():
             self._request_futures.pop(msg_id, None)
@@ -70,21 +154,39 @@ class CodesiftProtocol(LanguageServerProtocol):
         if msg_id in self._cancelled_running:
             self._cancelled_running.discard(msg_id)  # answered when it was cancelled
             return
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, JsonRpcException):  # an answer (bad params…), not a server fault:
+            self._request_futures.pop(msg_id, None)  # no traceback in the log for it
+            log.info("request %s: %s", msg_id, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
         super()._send_handler_result(future, msg_id=msg_id)
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "jsonrpc" in data and "id" in data and "method" in data:
-                error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {exc.__cause__ or exc}")
-                self._send_response(data["id"], error=error.to_response_error())
-                return _Answered()
-            raise
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' shutdown, over a copy of the running requests: worker threads remove
+        theirs as they finish, and iterating the live dict failed ("dictionary changed
+        size during iteration"), leaving shutdown unanswered and the server serving."""
+        if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
-    def handle_message(self, message: Any) -> None:
-        if not isinstance(message, _Answered):
-            super().handle_message(message)
+
+def _valid_id(value: object) -> bool:
+    """A JSON-RPC id: a number or a string."""
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
+def _reason(exc: BaseException) -> str:
+    """The first leaf of a cattrs error group, readable."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
 
 
 class LspLogHandler(logging.Handler):

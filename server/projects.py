@@ -26,10 +26,11 @@ from codesift.indexer.model import IndexReport, Span, Symbol
 from codesift.indexer.paths import os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
-from codesift.indexer.store import Store
+from codesift.indexer.store import CHUNKS, FILES, Store
 from codesift.indexer.sync import Progress, open_store
 from codesift.indexer.workspace import IgnoreMatcher
 
+from .answers import AnswerCache
 from .child import release_memory, run_full_index
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ DEBOUNCE_S = 0.3
 EMBED_STEP_CHUNKS = 16  # chunks between looks at "a save is waiting" (~0.2-0.6 s of embedding)
 MODEL_IDLE_S = 300.0  # unload the embedding model after this long without a query or job
 OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
+INDEX_KEY_S = 0.1  # how long the index's table versions are trusted for answer keys
 
 
 class Embedders:
@@ -145,6 +147,9 @@ class Project:
         # One question at a time: a refresh rebuilds the graph's lookups in place.
         self._graph_lock = threading.Lock()
         self._matcher: IgnoreMatcher | None = None
+        # Answers keyed by what they depend on (question, table versions, unsaved buffers).
+        self.answers: AnswerCache[object] = AnswerCache()
+        self._versions: tuple[Store, float, int, int] | None = None  # for index_key
         self.writer = Writer(self)
         self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
         # tells the user what they can act on (model missing, index unwritable…)
@@ -171,6 +176,21 @@ class Project:
     def unsaved_symbols(self) -> dict[str, tuple[Symbol, ...]]:
         """Symbols of the open buffers with unsaved edits, parsed as the indexer would."""
         return overlay_symbols(dict(self.overlay), project=self.name, settings=self.settings.chunk)
+
+    def index_key(self) -> tuple[object, ...]:
+        """What every answer from this project depends on: the store, its tables' versions
+        (a save or a vectors commit moves them) and the unsaved buffers. The versions are
+        read again after ``INDEX_KEY_S`` (reading them costs ~1 ms; a burst shares them)."""
+        store = self.store()
+        now = time.monotonic()
+        with self._lock:
+            seen = self._versions
+        if seen is None or seen[0] is not store or now - seen[1] > INDEX_KEY_S:
+            seen = (store, now, store.table(FILES).version, store.table(CHUNKS).version)
+            with self._lock:
+                self._versions = seen
+        overlay = tuple(sorted((path, hash(text)) for path, text in list(self.overlay.items())))
+        return (id(store), seen[2], seen[3], overlay)
 
     def symbol_index(self) -> SymbolIndex:
         """The in-memory symbol names of this project (reloaded when the table changes)."""
@@ -204,6 +224,7 @@ class Project:
             self._symbols = None
             self._graph = None
             self._matcher = None
+            self.answers.clear()  # a rebuilt table's versions start again: old keys could match
 
     def relative(self, path: Path) -> str | None:
         """``path`` relative to the root (POSIX), or None when it lies outside."""

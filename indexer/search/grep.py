@@ -273,6 +273,10 @@ def rg_arguments(
     return args
 
 
+# Beyond these a request is a mistake: a context of 10⁹ lines read every file whole
+# for every match, and the answer had to be built in memory.
+
+
 def _query_error(pattern: str, stderr: str) -> QueryError | None:
     text = stderr.strip()
     if "regex parse error" in text:

@@ -123,10 +123,18 @@ class _Retrieved:
     millis: dict[str, float] = field(default_factory=dict)
 
 
+def check_request(request: SearchRequest, limit: int | None = None) -> None:
+    """Raise QueryError for an option out of range (``limit`` defaults to the request's)."""
+    limit = request.limit if limit is None else limit
+    if limit is not None:
+        check_int("limit", limit, 1, bounds.MAX_LIMIT)
+    check_int("hops", request.hops, 0, bounds.MAX_HOPS)
+
+
 def _plan(request: SearchRequest, settings: Settings) -> _Plan:
     s = settings.search
-    limit = check_int("limit", request.limit or s.limit, 1, bounds.MAX_LIMIT)
-    check_int("hops", request.hops, 0, bounds.MAX_HOPS)
+    limit = request.limit or s.limit
+    check_request(request, limit)
     for name, weight in (
         ("semantic_weight", request.semantic_weight),
         ("keyword_weight", request.keyword_weight),
@@ -537,7 +545,22 @@ def _completeness_notes(store: Store, want_vec: bool) -> list[str]:
     skipped = store.count(FILES, f"status = '{FileStatus.SKIPPED}'")
     if skipped:
         notes.append(f"{skipped} files are not indexed (see `codesift status` for each reason)")
+    failed = store.count(FILES, f"status = '{FileStatus.FAILED}'")
+    if failed:
+        notes.append(f"index incomplete: {failed} files failed to index (see `codesift status`)")
+    notes.extend(incomplete_notes(store))
     return notes
+
+
+def incomplete_notes(store: Store) -> list[str]:
+    """A note when a failed write (a full disk) left files out of the index, naming how many."""
+    lost = store.incomplete_files()
+    if not lost:
+        return []
+    return [
+        f"index incomplete: {len(lost)} files are missing after a write to the index failed "
+        f"(e.g. {lost[0]}); run `codesift index` to repair"
+    ]
 
 
 def _why_empty(request: SearchRequest, rankings: Mapping[Source, list[str]], keywords: str) -> str:

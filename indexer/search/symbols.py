@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import re2
 
+from ..errors import QueryError
 from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
 from ..parse import parse_file
@@ -21,6 +22,8 @@ from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
 from . import bounds
 from .bounds import check_int, check_query
+
+MAX_LIMIT = 10_000  # names per answer: beyond it a request is a mistake
 
 _CONTAINER_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.MODULE}
@@ -267,6 +270,8 @@ def find_symbols(
     check_int("limit", limit, 0, bounds.MAX_LIMIT)
     check_query("query", query)
     query = query.strip()
+    if limit > MAX_LIMIT:
+        raise QueryError(f"limit must be at most {MAX_LIMIT}; got {limit}")
     if not query or limit <= 0:
         return []
     unsaved = set(overlay or ())

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.research import code_research, render_markdown
 from codesift.indexer.search.grep import CaseMode, GrepResult, grep
-from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.hybrid import check_request, incomplete_notes, search
 from codesift.indexer.search.results import SearchRequest, SearchResult
 from codesift.indexer.search.symbols import SymbolHit, find_symbols
 from codesift.indexer.sync import index_status
@@ -104,6 +104,8 @@ def run_search(ls: CodesiftServer, request: SearchRequest) -> object:
     """One search over the selected projects, merged best first."""
     notes: list[str] = []
     found: list[tuple[Path, SearchResult]] = []
+    with convert.engine_errors():
+        check_request(request)  # bad options are refused even before any index is ready
     ready = _stores(ls, request.filters.projects, notes)
     for p in ready:
         embedder = None
@@ -157,6 +159,7 @@ def run_symbols(ls: CodesiftServer, a: SymbolArgs) -> object:
     by_root = {p.root: p for p in ls.selected(a.projects)}
     for p in _stores(ls, a.projects, notes):
         with convert.engine_errors():
+            notes.extend(incomplete_notes(p.store()))
             hits = find_symbols(
                 p.store(), a.query, limit=a.limit, index=p.symbol_index(), overlay=p.unsaved_symbols()
             )

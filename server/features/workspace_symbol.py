@@ -3,7 +3,9 @@ words, or one with few name matches — definitions enclosing hybrid search hits
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import cast
 
 from lsprotocol import types as lsp
 
@@ -64,7 +66,7 @@ def _searched(project: Project, query: str) -> list[Symbol]:
         store = project.store()
         request = SearchRequest(query, limit=SEARCH_LIMIT)
         result = search(store, request, project.settings, root=project.root, embedder=embedder)
-        symbols: list[Symbol] = enclosing_symbols(store, result.hits)
+        symbols: list[Symbol] = enclosing_symbols(store, result.hits, project.symbol_index())
         return symbols
     except CodesiftError as exc:
         log.info("search part of symbol search failed: %s", exc)
@@ -75,15 +77,46 @@ def register(server: CodesiftServer) -> None:
     """Register ``workspace/symbol``."""
 
     @server.feature(lsp.WORKSPACE_SYMBOL)
-    @server.thread()
-    def workspace_symbol(ls: CodesiftServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.WorkspaceSymbol]:
+    async def workspace_symbol(
+        ls: CodesiftServer, params: lsp.WorkspaceSymbolParams
+    ) -> list[lsp.WorkspaceSymbol]:
+        # A remembered answer is sent from the event loop; only a new question takes a
+        # worker thread, so a burst of repeats does not queue behind the slow ones.
         query = params.query.strip()
         if not query:
             return []
         out: list[lsp.WorkspaceSymbol] = []
         for project in ls.selected():
-            out += [
-                convert.workspace_symbol(project.root, s, project.lines.line, ls.encoding)
-                for s in project_symbols(project, query)
-            ]
+            key = _key(project, query, ls.encoding)
+            known = project.answers.peek(key) if key is not None else None
+            if known is not None:
+                out += cast(list[lsp.WorkspaceSymbol], known)
+                continue
+            work = ls.thread_pool.submit(answer, project, query, ls.encoding, key)
+            got: list[lsp.WorkspaceSymbol] = await asyncio.wrap_future(work)
+            out += got
         return out
+
+
+def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | None:
+    try:
+        return ("workspace/symbol", query, encoding, project.index_key())
+    except IndexMissingError:
+        return None  # no index yet: nothing to remember (the answer says why)
+
+
+def answer(
+    project: Project, query: str, encoding: str, key: tuple[object, ...] | None
+) -> list[lsp.WorkspaceSymbol]:
+    """One project's symbols for a query, converted; remembered under ``key`` (the index and
+    unsaved buffers it was computed on), and computed once for a burst of the same question."""
+
+    def compute() -> list[lsp.WorkspaceSymbol]:
+        return [
+            convert.workspace_symbol(project.root, s, project.lines.line, encoding)
+            for s in project_symbols(project, query)
+        ]
+
+    if key is None:
+        return compute()
+    return cast(list[lsp.WorkspaceSymbol], project.answers.get(key, compute))

@@ -346,3 +346,37 @@ async def test_server_watches_files_itself_when_the_client_cannot(ws: Path) -> N
     finally:
         await c.shutdown_session()
         await c.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_remembered_workspace_symbol_answer_follows_a_save(client: LanguageClient, ws: Path) -> None:
+    await indexed(client)
+    query = lsp.WorkspaceSymbolParams(query="compress_saved_payload")
+    before = await client.workspace_symbol_async(query)
+    assert not any(s.name == "compress_saved_payload" for s in before or [])
+    path = ws / "app" / "upload.py"
+    path.write_text(path.read_text() + "\n\ndef compress_saved_payload(blob):\n    return blob\n")
+    client.text_document_did_save(
+        lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=path.as_uri()))
+    )
+
+    async def found() -> bool:
+        got = await client.workspace_symbol_async(query)
+        return bool(got) and got[0].name == "compress_saved_payload"  # type: ignore[index]
+
+    await wait_for(found, what="the saved function in workspace/symbol")
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_200_concurrent_workspace_symbol_requests_gets_every_answer_right(
+    client: LanguageClient,
+) -> None:
+    await indexed(client)
+    queries = ["AuthService", "login", "parse_config", "retry upload with backoff", "validateCredentials"]
+    alone = {q: await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=q)) for q in queries}
+    burst = await asyncio.gather(
+        *(client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=queries[i % 5])) for i in range(200))
+    )
+    for i, got in enumerate(burst):
+        assert got == alone[queries[i % 5]], queries[i % 5]
+    assert all(alone.values())

@@ -36,8 +36,10 @@ def test_cancel_of_a_running_request_answers_request_cancelled_at_once_and_drops
         protocol._request_futures[7] = running
         running.add_done_callback(lambda f: protocol._send_handler_result(f, msg_id=7))
         protocol._handle_cancel_notification(7)
+        protocol.writer.drain()
         assert [m["error"]["code"] for m in out.messages] == [-32800]  # type: ignore[index]
         release.set()
+    protocol.writer.drain()
     assert len(out.messages) == 1  # the late result was not sent
 
 
@@ -50,5 +52,6 @@ def test_cancel_of_a_request_not_yet_started_is_left_to_pygls() -> None:
     protocol._request_futures[8] = pending
     pending.add_done_callback(lambda f: protocol._send_handler_result(f, msg_id=8))
     protocol._handle_cancel_notification(8)
+    protocol.writer.drain()
     assert pending.cancelled()
     assert [m["error"]["code"] for m in out.messages] == [-32800]  # type: ignore[index]

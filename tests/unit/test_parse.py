@@ -350,3 +350,37 @@ def test_every_grammar_in_the_pack_chunks_text_without_losing_lines() -> None:
         assert uncovered_lines(source, result) == [], language
         for symbol in result.symbols:
             assert symbol.kind in SymbolKind and symbol.name
+
+
+# ----- chunk ids are unique by construction, whatever the content -----------------------
+
+BAD_CONTENT = {
+    "a 30,000-character line of one letter": ("python", 'X = "' + "a" * 30_000 + '"\n'),
+    "repeated text sliced from one line": ("", "abc " * 20_000 + "\n"),
+    "10k-deep nested if (x) { in C on one line": (
+        "c",
+        "void f() {" + "if (x) {" * 10_000 + "}" * 10_000 + "}\n",
+    ),
+    "10k-deep nested if (x) { in C, never closed": ("c", "if (x) {" * 10_000),
+    "10k-deep nested if (x) { in JavaScript": ("javascript", "if (x) {" * 10_000 + "\n"),
+    "10k-deep nested if (x) { in JavaScript, one a line": (
+        "javascript",
+        "if (x) {\n" * 10_000 + "}\n" * 10_000,
+    ),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD_CONTENT))
+def test_chunk_ids_are_unique_for_repeated_and_deeply_nested_content(what: str) -> None:
+    language, source = BAD_CONTENT[what]
+    result = parse(source, language)
+    ids = [c.id for c in result.chunks]
+    assert len(ids) > 1
+    assert len(set(ids)) == len(ids)
+    assert parse(source, language).chunks == result.chunks  # still stable: same text, same ids
+
+
+def test_the_first_piece_of_a_repeated_text_keeps_its_plain_id() -> None:
+    result = parse('X = "' + "a" * 30_000 + '"\n')
+    first = result.chunks[0]
+    assert first.id == chunk_id("demo", "pkg/mod.py", first.start_line, first.end_line, first.content_hash)
