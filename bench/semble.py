@@ -1,0 +1,666 @@
+"""The semble benchmark protocol on codesift: NDCG@10 per mode, category and language.
+
+    python -m bench.semble --build [--repos click,httpx] [--no-vectors]   # indexes, once
+    python -m bench.semble [--repos click,httpx] [--modes hybrid,bm25] [--json out.json]
+
+Reads the data folder (``--data``, $CODESIFT_BENCH_DATA, /work/benchdata) filled by
+``python -m bench.fetchdata semble``; indexes live in DATA/indexes/<repo> and are
+reused, so a run that changes only query-time ranking re-embeds nothing (the
+queries alone are embedded). Another checkout's engine is measured by running this
+module with that checkout's interpreter from this folder:
+
+    /work/main/.venv/bin/python -m bench.semble --data /work/benchdata
+
+Modes: hybrid, bm25, vector (codesift search, limit 10, the engine's defaults plus
+any ``--set section.key=value``); filebm25 (plain BM25 over whole files, the files
+codesift indexed); rg (semble's own ripgrep baseline, run exactly as semble does:
+its per-repository figures are published, so it checks that the checkouts,
+annotations and metric here reproduce semble's numbers).
+
+Only the allowed repositories (bench/benchdata.py) are ever run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .benchdata import SEMBLE_ALLOWED, HeldOutError, check_allowed, data_dir, fill_hint
+from .report import Table, percentiles
+from .semble_protocol import (
+    CATEGORIES,
+    Location,
+    RepoSpec,
+    Task,
+    file_rank,
+    load_repo_specs,
+    load_tasks,
+    mean,
+    ndcg_at_k,
+    task_ranks,
+)
+
+CODESIFT_MODES = ("hybrid", "bm25", "vector")
+ALL_MODES = (*CODESIFT_MODES, "filebm25", "rg")
+TOP_K = 10
+# semble's published figures (bench.fetchdata copies them): label → (file, mode or None).
+PUBLISHED: dict[str, tuple[str, str | None]] = {
+    "semble": ("semble-hybrid-0332378809c5.json", None),
+    "semble-bm25raw": ("semble-ablations-1ea77add4c1b.json", "bm25"),
+    "CRE-hybrid": ("coderankembed-0332378809c5.json", "hybrid"),
+    "rg-published": ("ripgrep-fixed-strings-0332378809c5.json", None),
+}
+
+
+# ----- the data folder ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bench:
+    data: Path
+    specs: dict[str, RepoSpec]  # allowed and exported
+    skipped: dict[str, str]  # allowed, not exported: why
+
+    def root(self, name: str) -> Path:
+        return self.data / "repos" / name
+
+    def index_dir(self, name: str) -> Path:
+        return self.data / "indexes" / name
+
+
+def open_bench(data: Path) -> Bench:
+    """The allowed repositories of the data folder; SystemExit saying how to fill it when empty."""
+    repos_json = data / "semble" / "repos.json"
+    if not repos_json.is_file():
+        raise SystemExit(fill_hint(data, "semble/repos.json"))
+    all_specs = load_repo_specs(repos_json)
+    reasons: dict[str, str] = {}
+    skipped_txt = data / "repos" / "SKIPPED.txt"
+    if skipped_txt.is_file():
+        for line in skipped_txt.read_text(encoding="utf-8").splitlines():
+            name, _, why = line.partition(": ")
+            reasons[name] = why
+    specs: dict[str, RepoSpec] = {}
+    skipped: dict[str, str] = {}
+    for name in SEMBLE_ALLOWED:
+        spec = all_specs.get(name)
+        marker = data / "repos" / f"{name}.rev"
+        if spec is None:
+            skipped[name] = "not in repos.json"
+        elif marker.is_file() and marker.read_text().strip() == spec.revision:
+            specs[name] = spec
+        else:
+            skipped[name] = reasons.get(name, "not exported (python -m bench.fetchdata semble)")
+    if not specs:
+        raise SystemExit(fill_hint(data, "every repository"))
+    return Bench(data, specs, skipped)
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
+    """``section.key=value`` (value in TOML, else a string) → load_settings overrides."""
+    out: dict[str, dict[str, object]] = defaultdict(dict)
+    for item in items:
+        key, _, raw = item.partition("=")
+        section, _, name = key.partition(".")
+        if not name:
+            raise SystemExit(f"--set {item}: expected section.key=value")
+        try:
+            value: object = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        out[section][name] = value
+    return dict(out)
+
+
+def repo_settings(bench: Bench, name: str, overrides: dict[str, dict[str, object]]) -> object:
+    from codesift.indexer.settings import load_settings
+
+    layer: dict[str, dict[str, object]] = {k: dict(v) for k, v in overrides.items()}
+    layer.setdefault("index", {})["index_dir"] = str(bench.index_dir(name))
+    return load_settings(bench.root(name), overrides=layer)
+
+
+def source_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+# ----- building the indexes -------------------------------------------------------------
+
+
+def build(bench: Bench, names: Sequence[str], vectors: bool, overrides: dict[str, dict[str, object]]) -> None:
+    """Index each repository (smallest first) into DATA/indexes/<name>; STATUS.md after each."""
+    from codesift.indexer.embed import make_embedder
+    from codesift.indexer.sync import index_workspace
+
+    order = sorted(names, key=lambda n: source_bytes(bench.root(n)))
+    embedder = None
+    for name in order:
+        settings = repo_settings(bench, name, overrides)
+        if embedder is None:
+            embedder = make_embedder(settings.embed)  # type: ignore[attr-defined]
+        t = time.perf_counter()
+        print(f"{_now()} indexing {name} ({source_bytes(bench.root(name)) // 1024} KiB)…", flush=True)
+        rep = index_workspace(bench.root(name), settings, embedder=embedder, embed=vectors)  # type: ignore[arg-type]
+        print(
+            f"{_now()} {name}: {rep.chunks_written} chunks written, {rep.chunks_embedded} embedded, "
+            f"{rep.vectors_pending} pending, {time.perf_counter() - t:.0f} s",
+            flush=True,
+        )
+        write_status(bench)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%H:%M:%S")
+
+
+def index_state(bench: Bench, name: str) -> tuple[str, int, int, int]:
+    """(state, files, chunks, vectors done) of a repository's index."""
+    from codesift.indexer.settings import Settings
+    from codesift.indexer.sync import index_status
+
+    settings = repo_settings(bench, name, {})
+    assert isinstance(settings, Settings)
+    if not bench.index_dir(name).is_dir():
+        return "none", 0, 0, 0
+    try:
+        st = index_status(bench.root(name), settings)
+    except Exception as exc:  # a half-written index while the builder works
+        return f"busy ({type(exc).__name__})", 0, 0, 0
+    if not st.exists:
+        return "none", 0, 0, 0
+    state = "ready" if st.vectors_pending == 0 and st.chunks else f"vectors {st.vectors_done}/{st.chunks}"
+    return state, st.files_indexed, st.chunks, st.vectors_done
+
+
+# ----- evaluating ---------------------------------------------------------------------------
+
+
+@dataclass
+class RepoRun:
+    repo: str
+    language: str
+    queries: int
+    ndcg10: dict[str, float] = field(default_factory=dict)  # mode → mean over the repo's queries
+    by_category: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → category → mean
+    p50_ms: dict[str, float] = field(default_factory=dict)
+    per_query: list[QueryRow] = field(default_factory=list)
+
+
+@dataclass
+class QueryRow:
+    """One query's outcome under every mode: what the lead diffs run against run."""
+
+    query: str
+    category: str
+    targets: list[str]
+    ndcg10: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, list[int]] = field(default_factory=dict)
+    top: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _rg_files(root: Path, spec: RepoSpec, query: str) -> list[str]:
+    """semble's ripgrep baseline (benchmarks/baselines/ripgrep.py), paths as its checkout had them."""
+    rg = shutil.which("rg")
+    try:
+        from codesift.indexer.search.grep import find_rg
+
+        rg = find_rg()
+    except Exception:
+        pass
+    if rg is None:
+        return []
+    cmd = [rg, "--count", "--no-heading", "--ignore-case", "--hidden", "--glob", "!.git", "--fixed-strings"]
+    try:
+        proc = subprocess.run([*cmd, "--", query, "."], cwd=root, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return []
+    if proc.returncode not in (0, 1):
+        return []
+    prefix = f"/semble-bench/{spec.name}/" + (f"{spec.benchmark_root}/" if spec.benchmark_root else "")
+    entries: list[tuple[str, int]] = []
+    for line in proc.stdout.splitlines():
+        *parts, count = line.strip().split(":")
+        try:
+            n = int(count)
+        except ValueError:
+            continue
+        path = ":".join(parts)
+        entries.append((prefix + path.removeprefix("./"), n))
+    entries.sort(key=lambda e: -e[1])
+    return [p for p, _ in entries[:TOP_K]]
+
+
+def _file_docs(store: object, root: Path) -> dict[str, str]:
+    """The text of every file codesift indexed (the chunks table's paths), read from disk."""
+    tbl = store.table("chunks")  # type: ignore[attr-defined]
+    paths = sorted(set(tbl.search().select(["path"]).limit(None).to_arrow().column("path").to_pylist()))
+    docs: dict[str, str] = {}
+    for p in paths:
+        try:
+            docs[p] = (root / p).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return docs
+
+
+def _search_kwargs(search_fn: object) -> set[str]:
+    import inspect
+
+    try:
+        return set(inspect.signature(search_fn).parameters)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return set()
+
+
+def evaluate_repo(
+    bench: Bench,
+    spec: RepoSpec,
+    tasks: Sequence[Task],
+    modes: Sequence[str],
+    embedder: object,
+    overrides: dict[str, dict[str, object]],
+) -> RepoRun:
+    """Every task of one repository under every mode."""
+    from .filebm25 import FileBM25
+
+    run = RepoRun(spec.name, spec.language, len(tasks))
+    root = bench.root(spec.name)
+    settings = repo_settings(bench, spec.name, overrides)
+    store = None
+    if any(m in CODESIFT_MODES or m == "filebm25" for m in modes):
+        from codesift.indexer.sync import open_store
+
+        store = open_store(root, settings)  # type: ignore[arg-type]
+    file_index = FileBM25(_file_docs(store, root)) if "filebm25" in modes else None
+    per_query = [QueryRow(t.query, t.category, [tt.path for tt in t.all_relevant]) for t in tasks]
+    for mode in modes:
+        times: list[float] = []
+        scores: list[float] = []
+        for task, row in zip(tasks, per_query, strict=True):
+            t0 = time.perf_counter()
+            if mode in CODESIFT_MODES:
+                locs = _codesift_locations(store, root, settings, embedder, task.query, mode)
+                times.append((time.perf_counter() - t0) * 1000)
+                ranks = task_ranks(task, locs)
+                top = [f"{x.path}:{x.start_line}-{x.end_line}" for x in locs]
+            else:
+                if mode == "filebm25":
+                    assert file_index is not None
+                    files = file_index.rank(task.query, TOP_K)
+                else:
+                    files = _rg_files(root, spec, task.query)
+                times.append((time.perf_counter() - t0) * 1000)
+                ranks = [r for t in task.all_relevant if (r := file_rank(files, t.path)) is not None]
+                top = files
+            score = ndcg_at_k(ranks, len(task.all_relevant), TOP_K)
+            scores.append(score)
+            row.ndcg10[mode] = round(score, 4)
+            row.ranks[mode] = ranks
+            row.top[mode] = top
+        run.ndcg10[mode] = mean(scores)
+        by_cat: dict[str, list[float]] = defaultdict(list)
+        for task, s in zip(tasks, scores, strict=True):
+            by_cat[task.category or "unknown"].append(s)
+        run.by_category[mode] = {c: mean(v) for c, v in sorted(by_cat.items())}
+        run.p50_ms[mode] = percentiles(times)[0]
+    run.per_query = per_query
+    return run
+
+
+def _codesift_locations(
+    store: object, root: Path, settings: object, embedder: object, query: str, mode: str
+) -> list[Location]:
+    from codesift.indexer.search.hybrid import search
+    from codesift.indexer.search.results import SearchRequest
+
+    res = search(
+        store,  # type: ignore[arg-type]
+        SearchRequest(query, mode=mode, limit=TOP_K),  # type: ignore[arg-type]
+        settings,  # type: ignore[arg-type]
+        root=root,
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+    return [Location(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in res.hits[:TOP_K]]
+
+
+def published(bench: Bench, repos: Sequence[str]) -> dict[str, dict[str, tuple[float, dict[str, float]]]]:
+    """label → repo → (NDCG@10, by category) from semble's published results, for ``repos``."""
+    out: dict[str, dict[str, tuple[float, dict[str, float]]]] = {}
+    for label, (fname, mode) in PUBLISHED.items():
+        path = bench.data / "semble" / "results" / fname
+        if not path.is_file():
+            continue
+        rows = json.loads(path.read_text(encoding="utf-8")).get("repos", [])
+        got: dict[str, tuple[float, dict[str, float]]] = {}
+        for r in rows:
+            if r.get("repo") in repos and (mode is None or r.get("mode") == mode):
+                got[r["repo"]] = (float(r["ndcg10"]), dict(r.get("by_category", {})))
+        out[label] = got
+    return out
+
+
+# ----- aggregating and printing --------------------------------------------------------------
+
+
+def aggregate(runs: Sequence[RepoRun], columns: Sequence[str]) -> dict[str, dict[str, float]]:
+    """row ("overall", a category, "lang:<language>") → column → mean over repositories (semble's way)."""
+    table: dict[str, dict[str, float]] = defaultdict(dict)
+    for col in columns:
+        have = [r for r in runs if col in r.ndcg10]
+        if not have:
+            continue
+        table["overall"][col] = mean([r.ndcg10[col] for r in have])
+        for cat in CATEGORIES:
+            vals = [r.by_category[col][cat] for r in have if cat in r.by_category.get(col, {})]
+            if vals:
+                table[cat][col] = mean(vals)
+        for lang in sorted({r.language for r in have}):
+            table[f"lang:{lang}"][col] = mean([r.ndcg10[col] for r in have if r.language == lang])
+    return dict(table)
+
+
+def with_published(
+    runs: Sequence[RepoRun], pub: dict[str, dict[str, tuple[float, dict[str, float]]]]
+) -> None:
+    """Add semble's published figures to each run as extra columns (repos it published)."""
+    for r in runs:
+        for label, rows in pub.items():
+            if r.repo in rows:
+                nd, cats = rows[r.repo]
+                r.ndcg10[label] = nd
+                r.by_category[label] = cats
+
+
+def print_matrix(agg: dict[str, dict[str, float]], columns: Sequence[str], counts: dict[str, int]) -> None:
+    cols = [c for c in columns if any(c in v for v in agg.values())]
+    print(f"\n{'NDCG@10 (mean over repos)':<28}" + "".join(f"{c:>15}" for c in cols))
+    order = ["overall", *CATEGORIES, *sorted(k for k in agg if k.startswith("lang:"))]
+    for row in order:
+        if row not in agg:
+            continue
+        label = f"{row.removeprefix('lang:')} ({counts.get(row, 0)})" if row.startswith("lang:") else row
+        cells = "".join(f"{agg[row][c]:>15.3f}" if c in agg[row] else f"{'—':>15}" for c in cols)
+        print(f"{label:<28}{cells}")
+    print()
+
+
+def targets(table: Table, agg: dict[str, dict[str, float]]) -> None:
+    """The issue's targets, PASS / MISS."""
+    tier = "semble"
+    ov = agg.get("overall", {})
+    if "hybrid" in ov:
+        table.add(tier, "hybrid NDCG@10 overall", ov["hybrid"], "", "≥ 0.88", ov["hybrid"] >= 0.88)
+        if "semble" in ov:
+            table.add(
+                tier,
+                "hybrid − semble published (same repos)",
+                ov["hybrid"] - ov["semble"],
+                "",
+                f"> 0 ({ov['semble']:.3f})",
+                ov["hybrid"] > ov["semble"],
+            )
+        sym = agg.get("symbol", {}).get("hybrid")
+        if sym is not None:
+            table.add(tier, "hybrid NDCG@10 symbol queries", sym, "", "≥ 0.97", sym >= 0.97)
+        for cat in ("architecture", "semantic"):
+            if "hybrid" in agg.get(cat, {}):
+                table.add(tier, f"hybrid NDCG@10 {cat} queries", agg[cat]["hybrid"])
+        for row, vals in sorted(agg.items()):
+            if row.startswith("lang:") and "hybrid" in vals and "filebm25" in vals:
+                lang = row.removeprefix("lang:")
+                table.add(
+                    tier,
+                    f"hybrid {lang} vs whole-file BM25",
+                    vals["hybrid"],
+                    "",
+                    f"≥ {vals['filebm25']:.3f}",
+                    vals["hybrid"] >= vals["filebm25"],
+                )
+    for mode in ("bm25", "vector", "filebm25"):
+        if mode in ov:
+            table.add(tier, f"{mode} NDCG@10 overall", ov[mode])
+    if "rg" in ov and "rg-published" in ov:
+        table.add(
+            tier,
+            "protocol check: rg here − rg published (same repos)",
+            ov["rg"] - ov["rg-published"],
+            "",
+            "|Δ| < 0.01",
+            abs(ov["rg"] - ov["rg-published"]) < 0.01,
+        )
+
+
+def run(
+    bench: Bench,
+    names: Sequence[str],
+    modes: Sequence[str],
+    overrides: dict[str, dict[str, object]],
+    table: Table,
+    verbose: bool = False,
+) -> dict[str, object]:
+    """Evaluate; print per-repository lines, the matrix and the targets; return the JSON."""
+    started = time.perf_counter()
+    tasks = load_tasks(bench.data / "semble" / "annotations", {n: bench.specs[n] for n in names})
+    by_repo: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by_repo[t.repo].append(t)
+    embedder = None
+    if any(m in ("hybrid", "vector") for m in modes):
+        from codesift.indexer.embed import make_embedder
+
+        first = repo_settings(bench, names[0], overrides)
+        embedder = make_embedder(first.embed)  # type: ignore[attr-defined]
+    pub = published(bench, names)
+    runs: list[RepoRun] = []
+    missing: list[str] = []
+    head = "".join(f"{m:>10}" for m in modes)
+    print(f"{'repo':<20}{'language':<12}{'q':>4}{head}{'semble':>10}")
+    for name in names:
+        if any(m in CODESIFT_MODES or m == "filebm25" for m in modes):
+            state = index_state(bench, name)[0]
+            if state != "ready" and not (
+                state.startswith("vectors") and "vector" not in modes and "hybrid" not in modes
+            ):
+                missing.append(f"{name} ({state})")
+                continue
+        r = evaluate_repo(bench, bench.specs[name], by_repo[name], modes, embedder, overrides)
+        runs.append(r)
+        semble_pub = pub.get("semble", {}).get(name, (float("nan"), {}))[0]
+        cells = "".join(f"{r.ndcg10[m]:>10.3f}" for m in modes)
+        print(f"{name:<20}{r.language:<12}{r.queries:>4}{cells}{semble_pub:>10.3f}", flush=True)
+        if verbose:
+            for q in r.per_query:
+                print(f"    {json.dumps(q.ndcg10)} [{q.category}] {q.query}")
+    if missing:
+        print(f"not evaluated (index not ready: python -m bench.semble --build): {', '.join(missing)}")
+    with_published(runs, pub)
+    columns = [*modes, *pub]
+    agg = aggregate(runs, columns)
+    counts = {
+        f"lang:{lang}": sum(1 for r in runs if r.language == lang) for lang in {r.language for r in runs}
+    }
+    print_matrix(agg, columns, counts)
+    targets(table, agg)
+    seconds = time.perf_counter() - started
+    print(f"{len(runs)} repositories, {sum(r.queries for r in runs)} queries, {seconds:.0f} s")
+    return {
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "engine": _engine_origin(),
+        "modes": list(modes),
+        "overrides": overrides,
+        "seconds": round(seconds, 1),
+        "repos": [r.repo for r in runs],
+        "not_evaluated": missing,
+        "skipped": bench.skipped,
+        "summary": {row: {c: round(v, 4) for c, v in vals.items()} for row, vals in agg.items()},
+        "by_repo": [
+            {
+                "repo": r.repo,
+                "language": r.language,
+                "queries": r.queries,
+                "ndcg10": {m: round(v, 4) for m, v in r.ndcg10.items()},
+                "by_category": r.by_category,
+                "p50_ms": {m: round(v, 2) for m, v in r.p50_ms.items()},
+                "per_query": [asdict(q) for q in r.per_query],
+            }
+            for r in runs
+        ],
+    }
+
+
+def _engine_origin() -> str:
+    try:
+        import codesift.indexer as ix
+
+        return str(Path(ix.__file__).resolve().parent)
+    except Exception:
+        return "?"
+
+
+# ----- STATUS.md ------------------------------------------------------------------------------
+
+
+def write_status(bench: Bench) -> None:
+    """DATA/STATUS.md: which indexes are ready, the command to evaluate, the latest figures."""
+    lines = [
+        "# codesift quality bench: data status",
+        "",
+        f"Updated {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} by `python -m bench.semble`"
+        " (branch `qbench`, /work/wt-qbench).",
+        "",
+        "## Evaluate a changed engine (indexes are reused; nothing is re-embedded)",
+        "",
+        "```",
+        "cd /work/wt-qbench && /work/main/.venv/bin/python -m bench.semble --data " + str(bench.data),
+        "#   --repos click,requests   --modes hybrid,bm25   --json /tmp/out.json   --verbose",
+        "#   --set search.vector_score_threshold=1.0   (any engine setting, section.key=value)",
+        "```",
+        "",
+        "Repositories not yet `ready` are left out of a run (and named).",
+        "",
+        "## semble repositories",
+        "",
+        "| repo | language | index | files | chunks | vectors |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for name, spec in bench.specs.items():
+        state, files, chunks, vecs = index_state(bench, name)
+        lines.append(f"| {name} | {spec.language} | {state} | {files} | {chunks} | {vecs} |")
+    if bench.skipped:
+        lines += ["", "Skipped (pinned revision not obtainable here):", ""]
+        lines += [f"- {n}: {why}" for n, why in bench.skipped.items()]
+    latest = bench.data / "results" / "semble-latest.json"
+    if latest.is_file():
+        res = json.loads(latest.read_text(encoding="utf-8"))
+        summary: dict[str, dict[str, float]] = res.get("summary", {})
+        cols = [c for c in [*ALL_MODES, *PUBLISHED] if any(c in v for v in summary.values())]
+        lines += [
+            "",
+            f"## Latest figures ({res.get('when', '?')}, engine {res.get('engine', '?')}, "
+            f"{len(res.get('repos', []))} repos, {res.get('seconds', '?')} s)",
+            "",
+            "NDCG@10, mean over repositories (semble's aggregation). filebm25 = plain BM25 over whole files;"
+            " rg = semble's ripgrep baseline run here, rg-published = its published figure (protocol check).",
+            "",
+            "| | " + " | ".join(cols) + " |",
+            "|---|" + "---:|" * len(cols),
+        ]
+        for row in ["overall", *CATEGORIES, *sorted(k for k in summary if k.startswith("lang:"))]:
+            if row in summary:
+                cells = " | ".join(f"{summary[row][c]:.3f}" if c in summary[row] else "—" for c in cols)
+                lines.append(f"| {row} | {cells} |")
+        lines += ["", "Repos in that run: " + ", ".join(res.get("repos", []))]
+    extra = bench.data / "STATUS-extra.md"
+    if extra.is_file():
+        lines += ["", extra.read_text(encoding="utf-8").rstrip()]
+    tmp = bench.data / "STATUS.md.tmp"
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(bench.data / "STATUS.md")
+
+
+# ----- command line ---------------------------------------------------------------------------
+
+
+def select(bench: Bench, repos: str | None) -> list[str]:
+    if not repos:
+        return list(bench.specs)
+    names = check_allowed([r.strip() for r in repos.split(",") if r.strip()], SEMBLE_ALLOWED, "semble")
+    absent = [n for n in names if n not in bench.specs]
+    if absent:
+        why = [f"{n} ({bench.skipped.get(n, '?')})" for n in absent]
+        raise SystemExit(f"not in the data folder: {', '.join(why)}")
+    return names
+
+
+def add_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, help="data folder (default $CODESIFT_BENCH_DATA or /work/benchdata)"
+    )
+    parser.add_argument("--repos", help="comma-separated allowed repositories (default: every exported one)")
+    parser.add_argument(
+        "--modes", default=",".join(ALL_MODES), help=f"comma-separated of {', '.join(ALL_MODES)}"
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="engine setting"
+    )
+    parser.add_argument("--json", type=Path, help="also write every figure and per-query result here")
+    parser.add_argument("--verbose", action="store_true", help="print each query's NDCG@10 per mode")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.semble",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_args(parser)
+    parser.add_argument(
+        "--build", action="store_true", help="build / bring up to date the indexes, then stop"
+    )
+    parser.add_argument("--no-vectors", action="store_true", help="with --build: text phase only")
+    parser.add_argument("--status", action="store_true", help="rewrite DATA/STATUS.md and stop")
+    args = parser.parse_args(argv)
+    data = data_dir(args.data)
+    os.environ.setdefault("XDG_CACHE_HOME", str(data / "cache"))
+    try:
+        bench = open_bench(data)
+        names = select(bench, args.repos)
+    except HeldOutError as exc:
+        raise SystemExit(str(exc)) from exc
+    overrides = parse_overrides(args.set)
+    if args.status:
+        write_status(bench)
+        return 0
+    if args.build:
+        build(bench, names, not args.no_vectors, overrides)
+        return 0
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    bad = [m for m in modes if m not in ALL_MODES]
+    if bad:
+        raise SystemExit(f"unknown mode(s) {', '.join(bad)}: choose from {', '.join(ALL_MODES)}")
+    table = Table()
+    out = run(bench, names, modes, overrides, table, args.verbose)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+        print(f"wrote {args.json}")
+    # The default full run is what STATUS.md reports as the baseline.
+    if not args.repos and not args.set and set(modes) >= set(CODESIFT_MODES):
+        (data / "results").mkdir(parents=True, exist_ok=True)
+        (data / "results" / "semble-latest.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+        write_status(bench)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
