@@ -118,21 +118,54 @@ def source_git(url: str, rev: str, mirror: Path, clone_into: Path | None) -> Pat
 
 
 def export_tree(git_dir: Path, rev: str, subdir: str | None, dest: Path) -> int:
-    """The tree at ``rev[:subdir]`` written to ``dest`` (replaced whole); the file count."""
+    """The tree at ``rev[:subdir]`` written to ``dest`` (replaced whole); the file count.
+
+    Blob by blob (``git cat-file --batch``), not ``git archive``: a snapshot may list
+    its largest files without holding them, and those are left out, not fatal.
+    """
     part = dest.with_name(dest.name + ".partial")
     shutil.rmtree(part, ignore_errors=True)
     part.mkdir(parents=True)
     treeish = f"{rev}:{subdir}" if subdir else rev
-    archive = subprocess.Popen(
-        ["git", f"--git-dir={git_dir}", "archive", "--format=tar", treeish], stdout=subprocess.PIPE
+    listing = _git(git_dir, "ls-tree", "-r", "-z", treeish).decode("utf-8", "surrogateescape")
+    entries: list[tuple[str, str, str]] = []  # mode, sha, path
+    for item in listing.split("\0"):
+        if not item:
+            continue
+        meta, _, path = item.partition("\t")
+        mode, kind, sha = meta.split()
+        if kind == "blob":
+            entries.append((mode, sha, path))
+    proc = subprocess.Popen(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    subprocess.run(["tar", "-x", "-C", str(part)], stdin=archive.stdout, check=True)
-    if archive.wait() != 0:
-        shutil.rmtree(part, ignore_errors=True)
-        raise RuntimeError(f"git archive {treeish} failed in {git_dir}")
+    assert proc.stdin is not None and proc.stdout is not None
+    written = missing = 0
+    for mode, sha, path in entries:
+        proc.stdin.write(f"{sha}\n".encode())
+        proc.stdin.flush()
+        header = proc.stdout.readline().decode().split()
+        if len(header) < 3 or header[1] == "missing":
+            missing += 1
+            continue
+        body = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after each object
+        out = part / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "120000":
+            out.symlink_to(body.decode("utf-8", "surrogateescape"))
+        else:
+            out.write_bytes(body)
+            if mode == "100755":
+                out.chmod(0o755)
+        written += 1
+    proc.stdin.close()
+    proc.wait()
+    if missing:
+        print(f"  {missing} file(s) of {treeish} absent from {git_dir} (left out)", file=sys.stderr)
     shutil.rmtree(dest, ignore_errors=True)
     part.rename(dest)
-    return sum(1 for p in dest.rglob("*") if p.is_file())
+    return written
 
 
 def fill_semble(args: argparse.Namespace) -> int:

@@ -30,158 +30,44 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .benchdata import SEMBLE_ALLOWED, HeldOutError, check_allowed, data_dir, fill_hint
+from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchMode, SearchRequest
+from codesift.indexer.settings import Settings
+from codesift.indexer.store import Store
+from codesift.indexer.sync import open_store
+
+from .benchdata import SEMBLE_ALLOWED, HeldOutError, check_allowed, data_dir
 from .report import Table, percentiles
+from .semble_data import (
+    ALL_MODES,
+    CODESIFT_MODES,
+    PUBLISHED,
+    TOP_K,
+    Bench,
+    build,
+    index_state,
+    open_bench,
+    parse_overrides,
+    repo_settings,
+    write_status,
+)
 from .semble_protocol import (
     CATEGORIES,
     Location,
     RepoSpec,
     Task,
     file_rank,
-    load_repo_specs,
     load_tasks,
     mean,
     ndcg_at_k,
     task_ranks,
 )
-
-CODESIFT_MODES = ("hybrid", "bm25", "vector")
-ALL_MODES = (*CODESIFT_MODES, "filebm25", "rg")
-TOP_K = 10
-# semble's published figures (bench.fetchdata copies them): label → (file, mode or None).
-PUBLISHED: dict[str, tuple[str, str | None]] = {
-    "semble": ("semble-hybrid-0332378809c5.json", None),
-    "semble-bm25raw": ("semble-ablations-1ea77add4c1b.json", "bm25"),
-    "CRE-hybrid": ("coderankembed-0332378809c5.json", "hybrid"),
-    "rg-published": ("ripgrep-fixed-strings-0332378809c5.json", None),
-}
-
-
-# ----- the data folder ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Bench:
-    data: Path
-    specs: dict[str, RepoSpec]  # allowed and exported
-    skipped: dict[str, str]  # allowed, not exported: why
-
-    def root(self, name: str) -> Path:
-        return self.data / "repos" / name
-
-    def index_dir(self, name: str) -> Path:
-        return self.data / "indexes" / name
-
-
-def open_bench(data: Path) -> Bench:
-    """The allowed repositories of the data folder; SystemExit saying how to fill it when empty."""
-    repos_json = data / "semble" / "repos.json"
-    if not repos_json.is_file():
-        raise SystemExit(fill_hint(data, "semble/repos.json"))
-    all_specs = load_repo_specs(repos_json)
-    reasons: dict[str, str] = {}
-    skipped_txt = data / "repos" / "SKIPPED.txt"
-    if skipped_txt.is_file():
-        for line in skipped_txt.read_text(encoding="utf-8").splitlines():
-            name, _, why = line.partition(": ")
-            reasons[name] = why
-    specs: dict[str, RepoSpec] = {}
-    skipped: dict[str, str] = {}
-    for name in SEMBLE_ALLOWED:
-        spec = all_specs.get(name)
-        marker = data / "repos" / f"{name}.rev"
-        if spec is None:
-            skipped[name] = "not in repos.json"
-        elif marker.is_file() and marker.read_text().strip() == spec.revision:
-            specs[name] = spec
-        else:
-            skipped[name] = reasons.get(name, "not exported (python -m bench.fetchdata semble)")
-    if not specs:
-        raise SystemExit(fill_hint(data, "every repository"))
-    return Bench(data, specs, skipped)
-
-
-def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
-    """``section.key=value`` (value in TOML, else a string) → load_settings overrides."""
-    out: dict[str, dict[str, object]] = defaultdict(dict)
-    for item in items:
-        key, _, raw = item.partition("=")
-        section, _, name = key.partition(".")
-        if not name:
-            raise SystemExit(f"--set {item}: expected section.key=value")
-        try:
-            value: object = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        out[section][name] = value
-    return dict(out)
-
-
-def repo_settings(bench: Bench, name: str, overrides: dict[str, dict[str, object]]) -> object:
-    from codesift.indexer.settings import load_settings
-
-    layer: dict[str, dict[str, object]] = {k: dict(v) for k, v in overrides.items()}
-    layer.setdefault("index", {})["index_dir"] = str(bench.index_dir(name))
-    return load_settings(bench.root(name), overrides=layer)
-
-
-def source_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-
-
-# ----- building the indexes -------------------------------------------------------------
-
-
-def build(bench: Bench, names: Sequence[str], vectors: bool, overrides: dict[str, dict[str, object]]) -> None:
-    """Index each repository (smallest first) into DATA/indexes/<name>; STATUS.md after each."""
-    from codesift.indexer.embed import make_embedder
-    from codesift.indexer.sync import index_workspace
-
-    order = sorted(names, key=lambda n: source_bytes(bench.root(n)))
-    embedder = None
-    for name in order:
-        settings = repo_settings(bench, name, overrides)
-        if embedder is None:
-            embedder = make_embedder(settings.embed)  # type: ignore[attr-defined]
-        t = time.perf_counter()
-        print(f"{_now()} indexing {name} ({source_bytes(bench.root(name)) // 1024} KiB)…", flush=True)
-        rep = index_workspace(bench.root(name), settings, embedder=embedder, embed=vectors)  # type: ignore[arg-type]
-        print(
-            f"{_now()} {name}: {rep.chunks_written} chunks written, {rep.chunks_embedded} embedded, "
-            f"{rep.vectors_pending} pending, {time.perf_counter() - t:.0f} s",
-            flush=True,
-        )
-        write_status(bench)
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%H:%M:%S")
-
-
-def index_state(bench: Bench, name: str) -> tuple[str, int, int, int]:
-    """(state, files, chunks, vectors done) of a repository's index."""
-    from codesift.indexer.settings import Settings
-    from codesift.indexer.sync import index_status
-
-    settings = repo_settings(bench, name, {})
-    assert isinstance(settings, Settings)
-    if not bench.index_dir(name).is_dir():
-        return "none", 0, 0, 0
-    try:
-        st = index_status(bench.root(name), settings)
-    except Exception as exc:  # a half-written index while the builder works
-        return f"busy ({type(exc).__name__})", 0, 0, 0
-    if not st.exists:
-        return "none", 0, 0, 0
-    state = "ready" if st.vectors_pending == 0 and st.chunks else f"vectors {st.vectors_done}/{st.chunks}"
-    return state, st.files_indexed, st.chunks, st.vectors_done
-
 
 # ----- evaluating ---------------------------------------------------------------------------
 
@@ -241,9 +127,10 @@ def _rg_files(root: Path, spec: RepoSpec, query: str) -> list[str]:
     return [p for p, _ in entries[:TOP_K]]
 
 
-def _file_docs(store: object, root: Path) -> dict[str, str]:
+def _file_docs(store: Store | None, root: Path) -> dict[str, str]:
     """The text of every file codesift indexed (the chunks table's paths), read from disk."""
-    tbl = store.table("chunks")  # type: ignore[attr-defined]
+    assert store is not None
+    tbl = store.table("chunks")
     paths = sorted(set(tbl.search().select(["path"]).limit(None).to_arrow().column("path").to_pylist()))
     docs: dict[str, str] = {}
     for p in paths:
@@ -254,21 +141,12 @@ def _file_docs(store: object, root: Path) -> dict[str, str]:
     return docs
 
 
-def _search_kwargs(search_fn: object) -> set[str]:
-    import inspect
-
-    try:
-        return set(inspect.signature(search_fn).parameters)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return set()
-
-
 def evaluate_repo(
     bench: Bench,
     spec: RepoSpec,
     tasks: Sequence[Task],
     modes: Sequence[str],
-    embedder: object,
+    embedder: Embedder | None,
     overrides: dict[str, dict[str, object]],
 ) -> RepoRun:
     """Every task of one repository under every mode."""
@@ -279,9 +157,7 @@ def evaluate_repo(
     settings = repo_settings(bench, spec.name, overrides)
     store = None
     if any(m in CODESIFT_MODES or m == "filebm25" for m in modes):
-        from codesift.indexer.sync import open_store
-
-        store = open_store(root, settings)  # type: ignore[arg-type]
+        store = open_store(root, settings)
     file_index = FileBM25(_file_docs(store, root)) if "filebm25" in modes else None
     per_query = [QueryRow(t.query, t.category, [tt.path for tt in t.all_relevant]) for t in tasks]
     for mode in modes:
@@ -290,7 +166,8 @@ def evaluate_repo(
         for task, row in zip(tasks, per_query, strict=True):
             t0 = time.perf_counter()
             if mode in CODESIFT_MODES:
-                locs = _codesift_locations(store, root, settings, embedder, task.query, mode)
+                smode: SearchMode = "hybrid" if mode == "hybrid" else "bm25" if mode == "bm25" else "vector"
+                locs = _codesift_locations(store, root, settings, embedder, task.query, smode)
                 times.append((time.perf_counter() - t0) * 1000)
                 ranks = task_ranks(task, locs)
                 top = [f"{x.path}:{x.start_line}-{x.end_line}" for x in locs]
@@ -319,17 +196,20 @@ def evaluate_repo(
 
 
 def _codesift_locations(
-    store: object, root: Path, settings: object, embedder: object, query: str, mode: str
+    store: Store | None,
+    root: Path,
+    settings: Settings,
+    embedder: Embedder | None,
+    query: str,
+    mode: SearchMode,
 ) -> list[Location]:
-    from codesift.indexer.search.hybrid import search
-    from codesift.indexer.search.results import SearchRequest
-
+    assert store is not None
     res = search(
-        store,  # type: ignore[arg-type]
-        SearchRequest(query, mode=mode, limit=TOP_K),  # type: ignore[arg-type]
-        settings,  # type: ignore[arg-type]
+        store,
+        SearchRequest(query, mode=mode, limit=TOP_K),
+        settings,
         root=root,
-        embedder=embedder,  # type: ignore[arg-type]
+        embedder=embedder,
     )
     return [Location(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in res.hits[:TOP_K]]
 
@@ -457,10 +337,8 @@ def run(
         by_repo[t.repo].append(t)
     embedder = None
     if any(m in ("hybrid", "vector") for m in modes):
-        from codesift.indexer.embed import make_embedder
-
         first = repo_settings(bench, names[0], overrides)
-        embedder = make_embedder(first.embed)  # type: ignore[attr-defined]
+        embedder = make_embedder(first.embed)
     pub = published(bench, names)
     runs: list[RepoRun] = []
     missing: list[str] = []
@@ -526,67 +404,6 @@ def _engine_origin() -> str:
         return str(Path(ix.__file__).resolve().parent)
     except Exception:
         return "?"
-
-
-# ----- STATUS.md ------------------------------------------------------------------------------
-
-
-def write_status(bench: Bench) -> None:
-    """DATA/STATUS.md: which indexes are ready, the command to evaluate, the latest figures."""
-    lines = [
-        "# codesift quality bench: data status",
-        "",
-        f"Updated {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} by `python -m bench.semble`"
-        " (branch `qbench`, /work/wt-qbench).",
-        "",
-        "## Evaluate a changed engine (indexes are reused; nothing is re-embedded)",
-        "",
-        "```",
-        "cd /work/wt-qbench && /work/main/.venv/bin/python -m bench.semble --data " + str(bench.data),
-        "#   --repos click,requests   --modes hybrid,bm25   --json /tmp/out.json   --verbose",
-        "#   --set search.vector_score_threshold=1.0   (any engine setting, section.key=value)",
-        "```",
-        "",
-        "Repositories not yet `ready` are left out of a run (and named).",
-        "",
-        "## semble repositories",
-        "",
-        "| repo | language | index | files | chunks | vectors |",
-        "|---|---|---|---:|---:|---:|",
-    ]
-    for name, spec in bench.specs.items():
-        state, files, chunks, vecs = index_state(bench, name)
-        lines.append(f"| {name} | {spec.language} | {state} | {files} | {chunks} | {vecs} |")
-    if bench.skipped:
-        lines += ["", "Skipped (pinned revision not obtainable here):", ""]
-        lines += [f"- {n}: {why}" for n, why in bench.skipped.items()]
-    latest = bench.data / "results" / "semble-latest.json"
-    if latest.is_file():
-        res = json.loads(latest.read_text(encoding="utf-8"))
-        summary: dict[str, dict[str, float]] = res.get("summary", {})
-        cols = [c for c in [*ALL_MODES, *PUBLISHED] if any(c in v for v in summary.values())]
-        lines += [
-            "",
-            f"## Latest figures ({res.get('when', '?')}, engine {res.get('engine', '?')}, "
-            f"{len(res.get('repos', []))} repos, {res.get('seconds', '?')} s)",
-            "",
-            "NDCG@10, mean over repositories (semble's aggregation). filebm25 = plain BM25 over whole files;"
-            " rg = semble's ripgrep baseline run here, rg-published = its published figure (protocol check).",
-            "",
-            "| | " + " | ".join(cols) + " |",
-            "|---|" + "---:|" * len(cols),
-        ]
-        for row in ["overall", *CATEGORIES, *sorted(k for k in summary if k.startswith("lang:"))]:
-            if row in summary:
-                cells = " | ".join(f"{summary[row][c]:.3f}" if c in summary[row] else "—" for c in cols)
-                lines.append(f"| {row} | {cells} |")
-        lines += ["", "Repos in that run: " + ", ".join(res.get("repos", []))]
-    extra = bench.data / "STATUS-extra.md"
-    if extra.is_file():
-        lines += ["", extra.read_text(encoding="utf-8").rstrip()]
-    tmp = bench.data / "STATUS.md.tmp"
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(bench.data / "STATUS.md")
 
 
 # ----- command line ---------------------------------------------------------------------------
