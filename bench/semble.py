@@ -447,6 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-vectors", action="store_true", help="with --build: text phase only")
     parser.add_argument("--status", action="store_true", help="rewrite DATA/STATUS.md and stop")
+    parser.add_argument(
+        "--baseline", action="store_true", help="a full run saved as DATA/results/semble-baseline.json"
+    )
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     os.environ.setdefault("XDG_CACHE_HOME", str(data / "cache"))
@@ -471,10 +474,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
         print(f"wrote {args.json}")
-    # The default full run is what STATUS.md reports as the baseline.
-    if not args.repos and not args.set and set(modes) >= set(CODESIFT_MODES):
+    # A full run is what STATUS.md reports: as the latest, or (--baseline) as the baseline.
+    if args.baseline or (not args.repos and not args.set and set(modes) >= set(CODESIFT_MODES)):
+        name = "semble-baseline.json" if args.baseline else "semble-latest.json"
         (data / "results").mkdir(parents=True, exist_ok=True)
-        (data / "results" / "semble-latest.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+        (data / "results" / name).write_text(json.dumps(out, indent=1), encoding="utf-8")
         write_status(bench)
     return 0
 

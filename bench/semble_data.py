@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from codesift.indexer.settings import Settings, load_settings
 
@@ -177,30 +178,71 @@ def write_status(bench: Bench) -> None:
     if bench.skipped:
         lines += ["", "Skipped (pinned revision not obtainable here):", ""]
         lines += [f"- {n}: {why}" for n, why in bench.skipped.items()]
-    latest = bench.data / "results" / "semble-latest.json"
-    if latest.is_file():
-        res = json.loads(latest.read_text(encoding="utf-8"))
-        summary: dict[str, dict[str, float]] = res.get("summary", {})
-        cols = [c for c in [*ALL_MODES, *PUBLISHED] if any(c in v for v in summary.values())]
-        lines += [
-            "",
-            f"## Latest figures ({res.get('when', '?')}, engine {res.get('engine', '?')}, "
-            f"{len(res.get('repos', []))} repos, {res.get('seconds', '?')} s)",
-            "",
-            "NDCG@10, mean over repositories (semble's aggregation). filebm25 = plain BM25 over whole files;"
-            " rg = semble's ripgrep baseline run here, rg-published = its published figure (protocol check).",
-            "",
-            "| | " + " | ".join(cols) + " |",
-            "|---|" + "---:|" * len(cols),
-        ]
-        for row in ["overall", *CATEGORIES, *sorted(k for k in summary if k.startswith("lang:"))]:
-            if row in summary:
-                cells = " | ".join(f"{summary[row][c]:.3f}" if c in summary[row] else "—" for c in cols)
-                lines.append(f"| {row} | {cells} |")
-        lines += ["", "Repos in that run: " + ", ".join(res.get("repos", []))]
+    for fname, title in (
+        ("semble-baseline.json", "Baseline (engine before the ranking stage, `--baseline` run)"),
+        ("semble-latest.json", "Latest full run"),
+    ):
+        path = bench.data / "results" / fname
+        if path.is_file():
+            lines += _figures(json.loads(path.read_text(encoding="utf-8")), title)
+    for fname, title in (("swebench-baseline.json", "baseline"), ("swebench-latest.json", "latest run")):
+        sw = bench.data / "results" / fname
+        if sw.is_file():
+            lines += _swebench_figures(json.loads(sw.read_text(encoding="utf-8")), title, bench.data)
     extra = bench.data / "STATUS-extra.md"
     if extra.is_file():
         lines += ["", extra.read_text(encoding="utf-8").rstrip()]
     tmp = bench.data / "STATUS.md.tmp"
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(bench.data / "STATUS.md")
+
+
+def _figures(res: dict[str, object], title: str) -> list[str]:
+    """A results file's summary as a Markdown table."""
+    summary = res.get("summary", {})
+    assert isinstance(summary, dict)
+    repos = res.get("repos", [])
+    assert isinstance(repos, list)
+    cols = [c for c in [*ALL_MODES, *PUBLISHED] if any(c in v for v in summary.values())]
+    lines = [
+        "",
+        f"## {title}: {res.get('when', '?')}, engine {res.get('engine', '?')}, "
+        f"{len(repos)} repos, {res.get('seconds', '?')} s, settings {res.get('overrides') or 'default'}",
+        "",
+        "NDCG@10, mean over repositories (semble's aggregation). filebm25 = plain BM25 over whole files;"
+        " rg = semble's ripgrep baseline run here, rg-published = its published figure (protocol check).",
+        "",
+        "| | " + " | ".join(cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for row in ["overall", *CATEGORIES, *sorted(k for k in summary if k.startswith("lang:"))]:
+        if row in summary:
+            cells = " | ".join(f"{summary[row][c]:.3f}" if c in summary[row] else "—" for c in cols)
+            lines.append(f"| {row} | {cells} |")
+    lines += ["", "Repos in that run: " + ", ".join(str(r) for r in repos)]
+    return lines
+
+
+def _swebench_figures(res: dict[str, Any], title: str, data: Path) -> list[str]:
+    lines = [
+        "",
+        f"## SWE-bench file localisation, {title}: {res.get('when', '?')}, {res.get('seconds', '?')} s, "
+        f"limit {res.get('limit')}, grouped by file: {res.get('grouped_by_file')}, "
+        f"settings {res.get('overrides') or 'default'}",
+        "",
+        "```",
+        f"cd /work/wt-qbench && /work/main/.venv/bin/python -m bench.swebench --data {data}",
+        "```",
+        "",
+        "| mode | Acc@1 | Acc@5 | Acc@10 | MRR |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for mode, v in res.get("summary", {}).items():
+        lines.append(f"| {mode} | {v['acc1']:.3f} | {v['acc5']:.3f} | {v['acc10']:.3f} | {v['mrr']:.3f} |")
+    per = [
+        f"{repo}: "
+        + ", ".join(f"{m} {x['acc5']:.2f}" for m, x in ms.items())
+        + f" ({next(iter(ms.values()))['n']})"
+        for repo, ms in res.get("by_repo", {}).items()
+    ]
+    return [*lines, "", "Acc@5 per repository (instances): " + "; ".join(per)]

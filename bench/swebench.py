@@ -28,6 +28,7 @@ MRR: the mean of 1 / rank of the first gold file (0 when none is ranked).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -377,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every figure and per-instance result here")
     parser.add_argument("--build", action="store_true", help="index the checkouts, then stop")
     parser.add_argument("--no-vectors", action="store_true", help="with --build: text phase only")
+    parser.add_argument("--baseline", action="store_true", help="save as DATA/results/swebench-baseline.json")
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     os.environ.setdefault("XDG_CACHE_HOME", str(data / "cache"))
@@ -404,9 +406,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
         print(f"wrote {args.json}")
-    if not args.repos and not args.set:
+    if args.baseline or (not args.repos and not args.set):
+        name = "swebench-baseline.json" if args.baseline else "swebench-latest.json"
         (data / "results").mkdir(parents=True, exist_ok=True)
-        (data / "results" / "swebench-latest.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+        (data / "results" / name).write_text(json.dumps(out, indent=1), encoding="utf-8")
+        from .semble_data import open_bench, write_status
+
+        with contextlib.suppress(SystemExit):  # no semble data: STATUS.md is the semble tier's
+            write_status(open_bench(data))
     return 0
 
 
