@@ -108,8 +108,8 @@ def tier_quality(table: Table, embedder: Embedder, work: Path, n: int) -> None:
 def tier_semble(table: Table, data: Path) -> None:
     """NDCG@10 of codesift (hybrid / bm25 / vector) and whole-file BM25 on the prebuilt indexes."""
     if not (data / "semble" / "repos.json").is_file():
-        print(fill_hint(data, "the semble benchmark").splitlines()[0] + " — semble tier skipped")
-        print("  fill it: python -m bench.fetchdata semble --help; then python -m bench.semble --build")
+        print(f"semble tier skipped: {data} holds no semble benchmark data. Fill it once:")
+        print("\n".join(fill_hint(data, "it").splitlines()[2:5]))
         return
     bench = semble_data.open_bench(data)
     out = semble_tier.run(bench, list(bench.specs), list(semble_data.ALL_MODES), {}, table)

@@ -453,7 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     os.environ.setdefault("XDG_CACHE_HOME", str(data / "cache"))
-    try:
+    try:  # the allow-list first: a held-out name is refused before any data is read
+        if args.repos:
+            check_allowed([r.strip() for r in args.repos.split(",") if r.strip()], SEMBLE_ALLOWED, "semble")
         bench = open_bench(data)
         names = select(bench, args.repos)
     except HeldOutError as exc:

@@ -125,3 +125,10 @@ def test_window_takes_the_most_instances_within_the_span() -> None:
     dated = [(d * day, {"id": d}) for d in (0, 1000, 1001, 1002, 1003, 5000)]
     window = choose_window(dated, 3, 10)
     assert [x[1]["id"] for x in window] == [1000, 1001, 1002]
+
+
+def test_the_semble_harness_refuses_a_held_out_repository_before_reading_data(tmp_path: Path) -> None:
+    from bench.semble import main
+
+    with pytest.raises(SystemExit, match="held out"):
+        main(["--data", str(tmp_path), "--repos", "click,fastapi"])
