@@ -321,6 +321,34 @@ def targets(table: Table, agg: dict[str, dict[str, float]]) -> None:
         )
 
 
+def compare_with_baseline(bench: Bench, runs: Sequence[RepoRun]) -> None:
+    """Each mode against DATA/results/semble-baseline.json on the same repositories: the change
+    overall and how many queries rose or fell (by more than 0.01)."""
+    path = bench.data / "results" / "semble-baseline.json"
+    if not path.is_file() or not runs:
+        return
+    base = {r["repo"]: r for r in json.loads(path.read_text(encoding="utf-8")).get("by_repo", [])}
+    for mode in CODESIFT_MODES:
+        now: list[float] = []
+        then: list[float] = []
+        up = down = 0
+        for r in runs:
+            b = base.get(r.repo)
+            if b is None or mode not in r.ndcg10 or mode not in b["ndcg10"]:
+                continue
+            now.append(r.ndcg10[mode])
+            then.append(b["ndcg10"][mode])
+            old = {q["query"]: q["ndcg10"].get(mode, 0.0) for q in b.get("per_query", [])}
+            for q in r.per_query:
+                delta = q.ndcg10.get(mode, 0.0) - old.get(q.query, 0.0)
+                up += delta > 0.01
+                down += delta < -0.01
+        if now:
+            a, b = mean(now), mean(then)
+            print(f"vs baseline {mode:<7} {a:.3f} (was {b:.3f}, {a - b:+.3f}) on {len(now)} repos; ", end="")
+            print(f"queries up {up}, down {down}")
+
+
 def run(
     bench: Bench,
     names: Sequence[str],
@@ -369,6 +397,7 @@ def run(
         f"lang:{lang}": sum(1 for r in runs if r.language == lang) for lang in {r.language for r in runs}
     }
     print_matrix(agg, columns, counts)
+    compare_with_baseline(bench, runs)
     targets(table, agg)
     seconds = time.perf_counter() - started
     print(f"{len(runs)} repositories, {sum(r.queries for r in runs)} queries, {seconds:.0f} s")
