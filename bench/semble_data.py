@@ -228,7 +228,7 @@ def _swebench_figures(res: dict[str, Any], title: str, data: Path) -> list[str]:
         "",
         f"## SWE-bench file localisation, {title}: {res.get('when', '?')}, {res.get('seconds', '?')} s, "
         f"limit {res.get('limit')}, grouped by file: {res.get('grouped_by_file')}, "
-        f"settings {res.get('overrides') or 'default'}",
+        f"settings {res.get('overrides') or 'default'}, vectors done/chunks {res.get('vectors', '?')}",
         "",
         "```",
         f"cd /work/wt-qbench && /work/main/.venv/bin/python -m bench.swebench --data {data}",

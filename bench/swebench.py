@@ -241,7 +241,7 @@ def evaluate(
 ) -> dict[str, object]:
     from codesift.indexer.embed import make_embedder
     from codesift.indexer.search.hybrid import search
-    from codesift.indexer.sync import open_store
+    from codesift.indexer.sync import index_status, open_store
 
     from .filebm25 import FileBM25
     from .semble import _file_docs
@@ -252,11 +252,14 @@ def evaluate(
     per_instance: list[dict[str, object]] = []
     embedder = None
     grouped_any = False
+    vectors: dict[str, str] = {}  # repo → chunks with a vector / chunks
     for repo in repos:
         sel = selection[repo]
         root = data / "swebench" / "repos" / slug(repo)
         settings = _settings(data, repo, overrides)
         store = open_store(root, settings)  # type: ignore[arg-type]
+        st = index_status(root, settings)  # type: ignore[arg-type]
+        vectors[repo] = f"{st.vectors_done}/{st.chunks}"
         if embedder is None and any(m in ("hybrid", "vector") for m in modes):
             embedder = make_embedder(settings.embed)  # type: ignore[attr-defined]
         fb = FileBM25(_file_docs(store, root)) if "filebm25" in modes else None
@@ -280,7 +283,7 @@ def evaluate(
                 row[mode] = {"rank": rank, "top5": files[:5]}
             per_instance.append(row)
         cells = "  ".join(f"{m} acc@5 {scores[repo][m].acc(5):.2f}" for m in modes)
-        print(f"{repo:<28}{len(sel['instances']):>4} instances  {cells}", flush=True)
+        print(f"{repo:<28}{len(sel['instances']):>4} instances  {cells}  vectors {vectors[repo]}", flush=True)
     total = {m: Scores() for m in modes}
     for repo in repos:
         for m in modes:
@@ -332,6 +335,7 @@ def evaluate(
             r: {m: {"acc5": s.acc(5), "mrr": s.mrr(), "n": len(s.ranks)} for m, s in ms.items()}
             for r, ms in scores.items()
         },
+        "vectors": vectors,
         "instances": per_instance,
     }
 
