@@ -372,9 +372,11 @@ def run(
     missing: list[str] = []
     head = "".join(f"{m:>10}" for m in modes)
     print(f"{'repo':<20}{'language':<12}{'q':>4}{head}{'semble':>10}")
+    sizes: dict[str, str] = {}  # repo → "files/chunks" of the index read: a rebuilt index shows here
     for name in names:
         if any(m in CODESIFT_MODES or m == "filebm25" for m in modes):
-            state = index_state(bench, name)[0]
+            state, files, chunks, _ = index_state(bench, name)
+            sizes[name] = f"{files}/{chunks}"
             if state != "ready" and not (
                 state.startswith("vectors") and "vector" not in modes and "hybrid" not in modes
             ):
@@ -404,6 +406,7 @@ def run(
     return {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "engine": _engine_origin(),
+        "indexes": str(bench.index_dir("-").parent),
         "modes": list(modes),
         "overrides": overrides,
         "seconds": round(seconds, 1),
@@ -416,6 +419,7 @@ def run(
                 "repo": r.repo,
                 "language": r.language,
                 "queries": r.queries,
+                "index_files_chunks": sizes.get(r.repo, ""),
                 "ndcg10": {m: round(v, 4) for m, v in r.ndcg10.items()},
                 "by_category": r.by_category,
                 "p50_ms": {m: round(v, 2) for m, v in r.p50_ms.items()},
@@ -477,6 +481,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-vectors", action="store_true", help="with --build: text phase only")
     parser.add_argument("--status", action="store_true", help="rewrite DATA/STATUS.md and stop")
     parser.add_argument(
+        "--indexes",
+        type=Path,
+        help="index folder (default DATA/indexes): an engine that changes what is indexed builds its own"
+        " set here with --build instead of rewriting the shared one",
+    )
+    parser.add_argument(
         "--baseline", action="store_true", help="a full run saved as DATA/results/semble-baseline.json"
     )
     args = parser.parse_args(argv)
@@ -485,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # the allow-list first: a held-out name is refused before any data is read
         if args.repos:
             check_allowed([r.strip() for r in args.repos.split(",") if r.strip()], SEMBLE_ALLOWED, "semble")
-        bench = open_bench(data)
+        bench = open_bench(data, args.indexes)
         names = select(bench, args.repos)
     except HeldOutError as exc:
         raise SystemExit(str(exc)) from exc

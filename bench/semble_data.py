@@ -38,15 +38,16 @@ class Bench:
     data: Path
     specs: dict[str, RepoSpec]  # allowed and exported
     skipped: dict[str, str]  # allowed, not exported: why
+    indexes: Path | None = None  # where the indexes live (default DATA/indexes)
 
     def root(self, name: str) -> Path:
         return self.data / "repos" / name
 
     def index_dir(self, name: str) -> Path:
-        return self.data / "indexes" / name
+        return (self.indexes or self.data / "indexes") / name
 
 
-def open_bench(data: Path) -> Bench:
+def open_bench(data: Path, indexes: Path | None = None) -> Bench:
     """The allowed repositories of the data folder; SystemExit saying how to fill it when empty."""
     repos_json = data / "semble" / "repos.json"
     if not repos_json.is_file():
@@ -71,7 +72,7 @@ def open_bench(data: Path) -> Bench:
             skipped[name] = reasons.get(name, "not exported (python -m bench.fetchdata semble)")
     if not specs:
         raise SystemExit(fill_hint(data, "every repository"))
-    return Bench(data, specs, skipped)
+    return Bench(data, specs, skipped, indexes)
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
@@ -165,7 +166,11 @@ def write_status(bench: Bench) -> None:
         "#   --set search.vector_score_threshold=1.0   (any engine setting, section.key=value)",
         "```",
         "",
-        "Repositories not yet `ready` are left out of a run (and named).",
+        "Repositories not yet `ready` are left out of a run (and named). Evaluating only reads the indexes."
+        " They are shared: do not `--build` (or `codesift index`) into DATA/indexes with an engine that"
+        " changes what is indexed (walk, chunking, schema) — that rewrites the baseline's indexes; build"
+        " your own set with `--build --indexes DIR` and evaluate with `--indexes DIR`. Each result file"
+        " records files/chunks per index read (`by_repo[].index_files_chunks`).",
         "",
         "## semble repositories",
         "",
@@ -207,6 +212,7 @@ def _figures(res: dict[str, object], title: str) -> list[str]:
     lines = [
         "",
         f"## {title}: {res.get('when', '?')}, engine {res.get('engine', '?')}, "
+        f"indexes {res.get('indexes', '?')}, "
         f"{len(repos)} repos, {res.get('seconds', '?')} s, settings {res.get('overrides') or 'default'}",
         "",
         "NDCG@10, mean over repositories (semble's aggregation). filebm25 = plain BM25 over whole files;"
