@@ -117,7 +117,11 @@ def build(bench: Bench, names: Sequence[str], vectors: bool, overrides: dict[str
             embedder = make_embedder(settings.embed)
         t = time.perf_counter()
         print(f"{_now()} indexing {name} ({source_bytes(bench.root(name)) // 1024} KiB)…", flush=True)
-        rep = index_workspace(bench.root(name), settings, embedder=embedder, embed=vectors)
+        try:
+            rep = index_workspace(bench.root(name), settings, embedder=embedder, embed=vectors)
+        except Exception as exc:  # one repository's failure (an engine bug) must not stop the others
+            print(f"{_now()} {name}: FAILED {type(exc).__name__}: {exc}", flush=True)
+            continue
         print(
             f"{_now()} {name}: {rep.chunks_written} chunks written, {rep.chunks_embedded} embedded, "
             f"{rep.vectors_pending} pending, {time.perf_counter() - t:.0f} s",

@@ -352,7 +352,13 @@ def build(data: Path, repos: Sequence[str], vectors: bool, overrides: dict[str, 
         t = time.perf_counter()
         print(f"{dt.datetime.now(dt.UTC):%H:%M:%S} indexing {repo}…", flush=True)
         root = data / "swebench" / "repos" / slug(repo)
-        rep = index_workspace(root, settings, embedder=embedder, embed=vectors)  # type: ignore[arg-type]
+        try:
+            rep = index_workspace(root, settings, embedder=embedder, embed=vectors)  # type: ignore[arg-type]
+        except Exception as exc:  # one repository's failure (an engine bug) must not stop the others
+            print(
+                f"{dt.datetime.now(dt.UTC):%H:%M:%S} {repo}: FAILED {type(exc).__name__}: {exc}", flush=True
+            )
+            continue
         print(
             f"{dt.datetime.now(dt.UTC):%H:%M:%S} {repo}: {rep.chunks_written} chunks, {rep.chunks_embedded} "
             f"embedded, {rep.vectors_pending} pending, {time.perf_counter() - t:.0f} s",
