@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.codesift-setup
 
-.PHONY: setup demo test test-fast lint bench bench-quick soak clean model vsix wheel
+.PHONY: setup demo test test-fast lint bench bench-quick bench-data bench-semble bench-swebench soak clean model vsix wheel
 
 setup: $(STAMP)
 
@@ -63,6 +63,25 @@ bench-quick: setup
 # concurrent stream; prints tried / failed / lost / wrong per tier (RUNS=5 for more).
 soak: setup
 	$(BIN)/python -m bench.soak --runs $(or $(RUNS),3)
+
+# The semble and swebench tiers read a data folder outside the repo, filled once
+# (nothing is downloaded at run time; see `python -m bench.fetchdata --help`):
+# annotations + pinned checkouts from git directories (default: /work/.mirror, as
+# the session's fetch tool lays them out; --clone fetches over the network), then
+# the indexes, built once into $(BENCH_DATA)/indexes and reused by every run.
+BENCH_DATA ?= /work/benchdata
+
+bench-data: setup
+	$(BIN)/python -m bench.fetchdata semble --data $(BENCH_DATA)
+	$(BIN)/python -m bench.fetchdata swebench --data $(BENCH_DATA)
+	$(BIN)/python -m bench.semble --build --data $(BENCH_DATA)
+	$(BIN)/python -m bench.swebench --build --data $(BENCH_DATA)
+
+bench-semble: setup
+	$(BIN)/python -m bench.semble --data $(BENCH_DATA)
+
+bench-swebench: setup
+	$(BIN)/python -m bench.swebench --data $(BENCH_DATA)
 
 # The VS Code extension: vscode-extension/codesift-<version>.vsix (npm ci: the lock file's versions).
 vsix:

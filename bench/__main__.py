@@ -5,12 +5,16 @@
     python -m bench --quick            # the small, generated tier only
     python -m bench --only stdlib 100k # some tiers (100k builds on stdlib)
     python -m bench --no-vectors       # skip embedding (text phase, BM25, grep, symbols, graph)
+    python -m bench --only semble swebench --data /work/benchdata   # the outside-data quality tiers
 
 Tiers: small (generated); stdlib (this interpreter's standard library); 100k (the
 stdlib twice under distinct paths: vectors from the cache); linux (Debian's
 linux-source-6.1: grep over the whole tree, the index over core folders); graph
 (callers against jedi); quality (CodeSearchNet protocol on a docstring-stripped
-stdlib subset).
+stdlib subset); semble (the semble benchmark's NDCG@10 on its allowed repositories);
+swebench (SWE-bench file localisation). The last two read a data folder filled once by
+``python -m bench.fetchdata`` (``--data``, $CODESIFT_BENCH_DATA, /work/benchdata) and
+skip, saying how to fill it, when it is missing.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.sync import index_workspace, open_store
 
-from . import corpora, graph_accuracy, probes, quality, tier_linux, tier_stdlib
+from . import corpora, graph_accuracy, probes, quality, semble_data, tier_linux, tier_stdlib
+from . import semble as semble_tier
+from . import swebench as swebench_tier
+from .benchdata import SWEBENCH_ALLOWED, data_dir, fill_hint
 from .report import Table, header
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TIERS = ("small", "stdlib", "100k", "linux", "graph", "quality")
+TIERS = ("small", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
 
 
 def tier_small(table: Table, embedder: Embedder, work: Path) -> None:
@@ -98,6 +105,29 @@ def tier_quality(table: Table, embedder: Embedder, work: Path, n: int) -> None:
     )
 
 
+def tier_semble(table: Table, data: Path) -> None:
+    """NDCG@10 of codesift (hybrid / bm25 / vector) and whole-file BM25 on the prebuilt indexes."""
+    if not (data / "semble" / "repos.json").is_file():
+        print(f"semble tier skipped: {data} holds no semble benchmark data. Fill it once:")
+        print("\n".join(fill_hint(data, "it").splitlines()[2:5]))
+        return
+    bench = semble_data.open_bench(data)
+    out = semble_tier.run(bench, list(bench.specs), list(semble_data.ALL_MODES), {}, table)
+    (data / "results").mkdir(parents=True, exist_ok=True)
+    (data / "results" / "semble-latest.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+    semble_data.write_status(bench)
+
+
+def tier_swebench(table: Table, data: Path) -> None:
+    """File Acc@1/5/10 and MRR of codesift against whole-file BM25 on SWE-bench issues."""
+    sel = data / "swebench" / "selection.json"
+    if not sel.is_file():
+        print(f"swebench tier skipped: {sel} is missing (python -m bench.fetchdata swebench --help)")
+        return
+    repos = [r for r in json.loads(sel.read_text(encoding="utf-8")) if r in SWEBENCH_ALLOWED]
+    swebench_tier.evaluate(data, repos, ["hybrid", "bm25", "filebm25"], 100, {}, table)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the small tier only")
@@ -106,6 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--linux-vectors", action="store_true", help="also embed the kernel/ folder")
     parser.add_argument("--queries", type=int, default=500, help="quality queries (≥ 500 for the figure)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="semble / swebench data folder (default $CODESIFT_BENCH_DATA or /work/benchdata)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="codesift-bench-cache-"))
     tiers = ["small"] if args.quick else list(args.only or TIERS)
@@ -134,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tier_linux.linux(table, embedder, work, args.linux_vectors)
             elif tier == "graph":
                 tier_graph(table)
+            elif tier == "semble":
+                tier_semble(table, data_dir(args.data))
+            elif tier == "swebench":
+                tier_swebench(table, data_dir(args.data))
             else:
                 tier_quality(table, embedder, work, args.queries)
     table.add(
