@@ -39,6 +39,78 @@ _EMBEDDED = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
+# English function words: what BM25 leaves out of a words query. Their posting lists
+# are the longest: with them BM25 took 51 ms p50 at 101k chunks (16 ms without), for
+# 0.006 NDCG@10 on the semble tier. Narrower than the keyword extractor's STOP_WORDS,
+# which also drops code words ("file", "list", "get", "class").
+_FUNCTION_WORDS = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "into",
+        "onto",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "how",
+        "what",
+        "where",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "we",
+        "our",
+        "you",
+        "your",
+        "they",
+        "their",
+        "them",
+        "i",
+        "me",
+        "my",
+    )
+)
+
 # Past this many words a query is an issue or a trace, not a question.
 LONG_QUERY_WORDS = 40
 # BM25 terms kept from a long query: its identifiers first, then its rarest-looking
@@ -120,12 +192,17 @@ def last_name(symbol: str) -> str:
 
 
 def bm25_text(intent: QueryIntent) -> str:
-    """What BM25 searches for when the caller gave no keywords: every word of the
-    query (sanitised). A long query keeps its identifiers and its longest words."""
+    """What BM25 searches for when the caller gave no keywords: every content word of
+    the query (sanitised, stop words out) and the base forms of inflected ones. A
+    long query keeps its identifiers and its longest words."""
     if not intent.long:
-        text = sanitize(intent.text)
-        extra = [v for w in text.split() for v in inflections(w) if v not in text.split()]
-        return " ".join([text, *dict.fromkeys(extra)]) if extra else text
+        # Stop words out: their IDF is near zero and their posting lists are the
+        # longest (with them, BM25 at 101k chunks took 51 ms p50 instead of ~16).
+        words = [w for w in sanitize(intent.text).split() if len(w) > 1 and w.lower() not in _FUNCTION_WORDS]
+        if not words:
+            return sanitize(intent.text)
+        extra = [v for w in words for v in inflections(w) if v not in words]
+        return " ".join(dict.fromkeys([*words, *extra]))
     names = [n for n in intent.names if len(n) > 2]
     rest = sorted((w for w in intent.words if len(w) > 3), key=len, reverse=True)
     picked = list(dict.fromkeys([*names, *rest]))[:LONG_QUERY_BM25_TERMS]
