@@ -13,6 +13,7 @@ class Fused:
     key: str
     score: float  # normalised to [0, 1]
     sources: tuple[Source, ...]
+    ranks: tuple[int, ...] = ()  # the key's rank (from 1) in each of ``sources``, same order
 
 
 def rrf(rankings: Mapping[Source, Sequence[str]], weights: Mapping[Source, float], k: int) -> list[Fused]:
@@ -24,6 +25,7 @@ def rrf(rankings: Mapping[Source, Sequence[str]], weights: Mapping[Source, float
     """
     scores: dict[str, float] = {}
     found: dict[str, list[Source]] = {}
+    ranks: dict[str, list[int]] = {}
     first_seen: dict[str, int] = {}
     order = 0
     for source, keys in rankings.items():
@@ -31,12 +33,15 @@ def rrf(rankings: Mapping[Source, Sequence[str]], weights: Mapping[Source, float
         for rank, key in enumerate(keys, 1):
             scores[key] = scores.get(key, 0.0) + w / (k + rank)
             found.setdefault(key, []).append(source)
+            ranks.setdefault(key, []).append(rank)
             if key not in first_seen:
                 first_seen[key] = order
                 order += 1
     best = sum(weights.get(s, 0.0) for s, keys in rankings.items() if keys) / (k + 1)
     if best <= 0:
         best = 1.0
-    fused = [Fused(key, min(1.0, s / best), tuple(found[key])) for key, s in scores.items()]
+    fused = [
+        Fused(key, min(1.0, s / best), tuple(found[key]), tuple(ranks[key])) for key, s in scores.items()
+    ]
     fused.sort(key=lambda f: (-f.score, first_seen[f.key]))
     return fused

@@ -338,22 +338,27 @@ def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> lis
     and score (cosine for vectors, BM25 over the best for BM25)."""
     if plan.mode == "hybrid":
         fused = rrf(got.rankings, plan.weights, settings.search.rrf_k)
-        ranked = [(f.key, f.score, f.sources) for f in fused]
+        ranked = [(f.key, f.score, f.sources, f.ranks) for f in fused]
     else:
         only = {"bm25": Source.BM25, "vector": Source.SEMANTIC, "grep": Source.GREP}[plan.mode]
         keys = got.rankings.get(only, [])
         if only is Source.SEMANTIC:
-            ranked = [(k, max(0.0, min(1.0, got.similarities.get(k, 0.0))), (only,)) for k in keys]
+            sims = got.similarities
+            ranked = [(k, max(0.0, min(1.0, sims.get(k, 0.0))), (only,), (i,)) for i, k in enumerate(keys, 1)]
         elif only is Source.BM25 and keys:
             top = max(got.bm25_scores.values()) or 1.0
-            ranked = [(k, got.bm25_scores[k] / top, (only,)) for k in keys]
+            ranked = [(k, got.bm25_scores[k] / top, (only,), (i,)) for i, k in enumerate(keys, 1)]
         else:
             n = len(keys)
-            ranked = [(k, 1.0 - i / max(n, 1) * 0.5, (only,)) for i, k in enumerate(keys)]
-    missing = [k for k, _, _ in ranked if k not in got.known]
+            ranked = [(k, 1.0 - i / max(n, 1) * 0.5, (only,), (i + 1,)) for i, k in enumerate(keys)]
+    missing = [k for k, *_ in ranked if k not in got.known]
     if missing:  # grep's chunks (found by line, not returned whole), unsaved buffers'
         got.known.update(load_chunks(store, missing))
-    return [Candidate(got.known[k], score, tuple(srcs)) for k, score, srcs in ranked if k in got.known]
+    return [
+        Candidate(got.known[k], score, tuple(srcs), tuple(ranks))
+        for k, score, srcs, ranks in ranked
+        if k in got.known
+    ]
 
 
 def _rank(store: Store, plan: _Plan, candidates: list[Candidate]) -> list[Candidate]:
@@ -367,6 +372,15 @@ def _rank(store: Store, plan: _Plan, candidates: list[Candidate]) -> list[Candid
     if plan.request.group_by == "file":
         return ranker.rank_files(candidates, plan.intent, asked)
     return ranker.rank(candidates, plan.intent, asked)
+
+
+def _dropped_note(dropped: int, threshold: float | None, min_similarity: float) -> str:
+    """Which cut-offs dropped vector results: only the ones in force are named."""
+    cuts = [f"similarity < {min_similarity}"]
+    if threshold is not None:
+        cuts.insert(0, f"cosine distance ≥ {threshold}")
+    noun = "result" if dropped == 1 else "results"
+    return f"{dropped} vector {noun} dropped by the cut-off ({' or '.join(cuts)})"
 
 
 def _first_per_file(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -428,10 +442,7 @@ def _report(
     notes = got.notes
     notes.extend(_completeness_notes(store, plan.mode in ("hybrid", "vector")))
     if got.dropped:
-        notes.append(
-            f"{got.dropped} vector results dropped by the thresholds (cosine distance ≥ "
-            f"{plan.threshold} or similarity < {plan.min_similarity})"
-        )
+        notes.append(_dropped_note(got.dropped, plan.threshold, plan.min_similarity))
     if not hits:
         notes.append(_why_empty(plan.request, got.rankings, plan.keywords))
     got.millis["total"] = round((time.perf_counter() - started) * 1000, 2)

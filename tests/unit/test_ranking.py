@@ -226,6 +226,34 @@ def test_one_file_does_not_fill_the_page() -> None:
     assert "src/other.py" in ranked_paths(out)[:3]
 
 
+def test_a_file_with_several_good_chunks_lifts_its_best_past_a_near_tie() -> None:
+    lone = chunk("src/lone.py", "helper")
+    pair = [chunk("src/pair.py", "render", line=1), chunk("src/pair.py", "draw", line=20)]
+    cands = [
+        Candidate(lone, 1.0, (Source.BM25, Source.SEMANTIC), (1, 3)),
+        Candidate(pair[0], 0.98, (Source.BM25, Source.SEMANTIC), (2, 1)),
+        Candidate(pair[1], 0.97, (Source.BM25, Source.SEMANTIC), (3, 2)),
+    ]
+    out = ranker().rank(cands, understand("draw the bar"), frozenset())
+    assert ranked_paths(out)[0] == "src/pair.py"  # the sources disagree: coherence decides
+
+
+def test_coherence_never_lifts_a_chunk_past_the_one_every_source_put_first() -> None:
+    # The workspace of the VS Code test: AuthService first in grep, BM25 and vectors;
+    # web/client.js has two chunks that mention "user" (ranks 2 and 3 everywhere).
+    auth = chunk("app/auth.py", "AuthService")
+    client = [chunk("web/client.js", "formatName", line=12), chunk("web/client.js", "ApiClient", line=1)]
+    every = (Source.GREP, Source.BM25, Source.SEMANTIC)
+    cands = [
+        Candidate(auth, 1.0, every, (1, 1, 1)),
+        Candidate(client[0], 0.975, every, (2, 2, 3)),
+        Candidate(client[1], 0.96, every, (3, 3, 4)),
+    ]
+    out = ranker().rank(cands, understand("how do we check a user's password"), frozenset())
+    assert [c.chunk.symbol for c in out][:2] == ["AuthService", "formatName"]
+    assert out[1].score > 0.975  # it still gained, up to just below AuthService
+
+
 def test_scores_lie_in_zero_one_best_first() -> None:
     cands = fused((chunk("src/a.py", "A"), 0.9), (chunk("src/b.py", "B"), 0.5))
     table = [(cands[1].chunk, "B")]

@@ -51,6 +51,7 @@ class Candidate:
     chunk: Chunk
     score: float
     sources: tuple[Source, ...]
+    ranks: tuple[int, ...] = ()  # rank (from 1) in each of ``sources``, same order
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,7 @@ class Ranker:
         scores = {c.chunk.id: c.score for c in candidates}
         chunks = {c.chunk.id: c.chunk for c in candidates}
         sources = {c.chunk.id: c.sources for c in candidates}
+        ranks = {c.chunk.id: dict(zip(c.sources, c.ranks, strict=False)) for c in candidates if c.ranks}
         top = max(scores.values(), default=0.0) or 1.0
         defined: set[str] = set()
         boost_definitions(scores, chunks, intent, self.lookup, self.load, top, defined)
@@ -91,7 +93,7 @@ class Ranker:
         boost_path_matches(scores, chunks, intent, top)
         boost_name_matches(scores, chunks, intent, top)
         fold_declarations(scores, chunks)
-        boost_file_coherence(scores, chunks, top)
+        boost_file_coherence(scores, chunks, top, ranks)
         apply_role_priors(scores, chunks, asked | intent.asked_roles)
         return scores, chunks, sources
 

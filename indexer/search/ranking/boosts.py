@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
 from ...text import split_identifier
+from ..results import Source
 from .query import QueryIntent, last_name, name_terms
 
 # A chunk defining the symbol a symbol query names: added × the top score, so the
@@ -40,6 +41,8 @@ COHERENCE_WINDOW = 40
 # Each further chunk counts (its score / the top) ** this: fused RRF scores are flat
 # (rank 10 still scores 0.87 of rank 1), so a power makes the evidence mostly the best chunks'.
 COHERENCE_SHARPNESS = 2.0
+# Coherence stops short of a chunk every source put first: this share of the gap stays.
+UNANIMOUS_MARGIN = 0.01
 # A definition within this share of a top-level block's score carries its file's coherence.
 BLOCK_REPRESENTATIVE = 0.9
 
@@ -210,11 +213,19 @@ def boost_name_matches(
         scores[cid] += top * cache[symbol]
 
 
-def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], top: float) -> None:
+def boost_file_coherence(
+    scores: dict[str, float],
+    chunks: Mapping[str, Chunk],
+    top: float,
+    ranks: Mapping[str, Mapping[Source, int]] | None = None,
+) -> None:
     """A file with several good chunks lifts its best one. Only the best
     ``COHERENCE_WINDOW`` candidates count, and the gain saturates: fused RRF scores
     are flat (rank 1 and rank 60 differ by half), so a plain sum would let a file
-    of many middling chunks beat the one chunk every source put first."""
+    of many middling chunks beat the one chunk every source put first.
+
+    With ``ranks`` (each candidate's rank per source), the gain never lifts a chunk
+    past one that every source finding it put first."""
     window = sorted(scores.items(), key=lambda kv: -kv[1])[:COHERENCE_WINDOW]
     best: dict[str, str] = {}
     extra: dict[str, float] = {}
@@ -225,9 +236,31 @@ def boost_file_coherence(scores: dict[str, float], chunks: Mapping[str, Chunk], 
         else:
             extra[path] = extra.get(path, 0.0) + (s / top) ** COHERENCE_SHARPNESS
     for path, more in extra.items():
-        scores[_representative(best[path], window, chunks)] += (
-            top * FILE_COHERENCE_BOOST * more / (1.0 + more)
-        )
+        rep = _representative(best[path], window, chunks)
+        gained = scores[rep] + top * FILE_COHERENCE_BOOST * more / (1.0 + more)
+        scores[rep] = _below_unanimous(rep, gained, window, chunks, ranks or {})
+
+
+def _below_unanimous(
+    cid: str,
+    gained: float,
+    window: Sequence[tuple[str, float]],
+    chunks: Mapping[str, Chunk],
+    ranks: Mapping[str, Mapping[Source, int]],
+) -> float:
+    """``gained``, held just below a chunk of another file that every source which
+    found ``cid`` put first."""
+    own = ranks.get(cid)
+    if not own:
+        return gained
+    start = next(s for c, s in window if c == cid)
+    for other, s in window:
+        if s <= start or chunks[other].path == chunks[cid].path:
+            continue
+        theirs = ranks.get(other, {})
+        if all(theirs.get(src) == 1 for src in own):
+            return max(start, min(gained, s - UNANIMOUS_MARGIN * (s - start)))
+    return gained
 
 
 def _representative(best: str, window: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> str:
