@@ -170,6 +170,25 @@ def test_the_definition_of_a_named_symbol_comes_first_even_when_retrieval_missed
     assert Source.SYMBOL in out[0].sources
 
 
+def test_coherence_does_not_lift_a_busy_file_past_the_definition_a_symbol_query_names() -> None:
+    # serde's "Visitor": retrieval found many chunks of private/de.rs that use visitors
+    # and missed the trait itself; the symbol table brings it and it stays first.
+    users = [chunk("src/private/de.rs", f"deserialize_{i}", line=i * 10, language="rust") for i in range(6)]
+    trait = chunk("src/de/mod.rs", "Visitor", line=1270, kind=ChunkKind.CLASS, language="rust")
+    cands = fused(*[(c, 1.0 - i * 0.01) for i, c in enumerate(users)])
+    out = ranker([(trait, "Visitor")]).rank(cands, understand("Visitor"), frozenset())
+    assert out[0].chunk.symbol == "Visitor"
+
+
+def test_a_symbol_query_matches_path_parts_whole_not_by_prefix() -> None:
+    # "Vitest" names the class in node/core.ts, not the file vite.ts.
+    vite = chunk("node/types/vite.ts", "UserConfig", language="typescript")
+    core = chunk("node/core.ts", "Vitest", kind=ChunkKind.CLASS, language="typescript")
+    cands = fused((vite, 1.0), (core, 0.3))
+    out = ranker([(core, "Vitest")]).rank(cands, understand("Vitest"), frozenset())
+    assert ranked_paths(out)[0] == "node/core.ts"
+
+
 def test_a_file_named_after_the_symbol_wins_among_its_definitions() -> None:
     plural = chunk(
         "gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java"

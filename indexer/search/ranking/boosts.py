@@ -9,7 +9,7 @@ constant, set on the quality tier (docs/DECISIONS.md, "Ranking").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
@@ -19,7 +19,7 @@ from .query import QueryIntent, last_name, name_terms
 
 # A chunk defining the symbol a symbol query names: added × the top score, so the
 # definition leads unless retrieval found nothing near it.
-DEFINITION_BOOST = 1.0
+DEFINITION_BOOST = 1.1
 # The same for an identifier named inside a words query: it may be incidental.
 EMBEDDED_DEFINITION_BOOST = 0.4
 # The definition sits in a file named after it (TypeAdapter → TypeAdapter.java).
@@ -41,7 +41,7 @@ COHERENCE_WINDOW = 40
 # Each further chunk counts (its score / the top) ** this: fused RRF scores are flat
 # (rank 10 still scores 0.87 of rank 1), so a power makes the evidence mostly the best chunks'.
 COHERENCE_SHARPNESS = 2.0
-# Coherence stops short of a chunk every source put first: this share of the gap stays.
+# Coherence stops short of a chunk that leads on its own: this share of the gap stays.
 UNANIMOUS_MARGIN = 0.01
 # A definition within this share of a top-level block's score carries its file's coherence.
 BLOCK_REPRESENTATIVE = 0.9
@@ -147,7 +147,7 @@ def boost_path_matches(
         half = len(terms) / 2
         words = {w for w in words if sum(1 for st, ft in terms.values() if _matches(w, st | ft)) <= half}
     gains = {
-        path: _path_gain(path, stem, folder, words, hints, intent.long)
+        path: _path_gain(path, stem, folder, words, hints, intent.long, strict=intent.is_symbol)
         for path, (stem, folder) in terms.items()
     }
     for cid in scores:
@@ -165,20 +165,32 @@ def _path_terms(path: str) -> tuple[set[str], set[str]]:
 
 
 def _path_gain(
-    path: str, stem: set[str], folder: set[str], words: set[str], hints: Sequence[str], long: bool
+    path: str,
+    stem: set[str],
+    folder: set[str],
+    words: set[str],
+    hints: Sequence[str],
+    long: bool,
+    *,
+    strict: bool = False,
 ) -> float:
+    """What a file's path earns: a path the query mentions, its whole name spelled by
+    the query, the share of query words in its name or folder. ``strict`` (a symbol
+    query) matches a name's parts whole or plural: ``Vitest`` is not ``vite.ts``."""
     gain = 0.0
     if hints and any(path.endswith(h) for h in hints):
         gain += PATH_MENTION_BOOST
     if words and not long:
-        if stem and all(_matches(t, words) for t in stem):
+        if stem and all(_matches(t, words, strict) for t in stem):
             gain += STEM_MATCH_BOOST
-        matched = sum(1 for w in words if _matches(w, stem | folder))
+        matched = sum(1 for w in words if _matches(w, stem | folder, strict))
         gain += PATH_MATCH_BOOST * matched / len(words)
     return gain
 
 
-def _matches(word: str, terms: set[str]) -> bool:
+def _matches(word: str, terms: set[str], strict: bool = False) -> bool:
+    if strict:
+        return any(word == t or word.rstrip("s") == t.rstrip("s") for t in terms)
     return word in terms or any(_same_stem(word, t) for t in terms)
 
 
@@ -218,14 +230,17 @@ def boost_file_coherence(
     chunks: Mapping[str, Chunk],
     top: float,
     ranks: Mapping[str, Mapping[Source, int]] | None = None,
+    leaders: Collection[str] = (),
 ) -> None:
     """A file with several good chunks lifts its best one. Only the best
     ``COHERENCE_WINDOW`` candidates count, and the gain saturates: fused RRF scores
     are flat (rank 1 and rank 60 differ by half), so a plain sum would let a file
     of many middling chunks beat the one chunk every source put first.
 
-    With ``ranks`` (each candidate's rank per source), the gain never lifts a chunk
-    past one that every source finding it put first."""
+    The gain never lifts a chunk past one that leads on its own: a chunk of another
+    file that every source finding the lifted chunk put first (``ranks``: each
+    candidate's rank per source), or one of ``leaders`` (the definitions a symbol
+    query names)."""
     window = sorted(scores.items(), key=lambda kv: -kv[1])[:COHERENCE_WINDOW]
     best: dict[str, str] = {}
     extra: dict[str, float] = {}
@@ -235,32 +250,33 @@ def boost_file_coherence(
             best[path] = cid
         else:
             extra[path] = extra.get(path, 0.0) + (s / top) ** COHERENCE_SHARPNESS
+    before = dict(scores)
     for path, more in extra.items():
         rep = _representative(best[path], window, chunks)
         gained = scores[rep] + top * FILE_COHERENCE_BOOST * more / (1.0 + more)
-        scores[rep] = _below_unanimous(rep, gained, window, chunks, ranks or {})
+        scores[rep] = _held_below_leaders(rep, gained, before, chunks, ranks or {}, leaders)
 
 
-def _below_unanimous(
+def _held_below_leaders(
     cid: str,
     gained: float,
-    window: Sequence[tuple[str, float]],
+    before: Mapping[str, float],
     chunks: Mapping[str, Chunk],
     ranks: Mapping[str, Mapping[Source, int]],
+    leaders: Collection[str],
 ) -> float:
-    """``gained``, held just below a chunk of another file that every source which
-    found ``cid`` put first."""
-    own = ranks.get(cid)
-    if not own:
-        return gained
-    start = next(s for c, s in window if c == cid)
-    for other, s in window:
-        if s <= start or chunks[other].path == chunks[cid].path:
+    """``gained``, held just below the best-scored chunk of another file that leads
+    ``cid`` on its own (see ``boost_file_coherence``)."""
+    start = before[cid]
+    own = ranks.get(cid, {})
+    cap = gained
+    for other in (*leaders, *before):
+        s = before.get(other, 0.0)
+        if s <= start or s >= cap or other == cid or chunks[other].path == chunks[cid].path:
             continue
-        theirs = ranks.get(other, {})
-        if all(theirs.get(src) == 1 for src in own):
-            return max(start, min(gained, s - UNANIMOUS_MARGIN * (s - start)))
-    return gained
+        if other in leaders or (own and all(ranks.get(other, {}).get(src) == 1 for src in own)):
+            cap = s - UNANIMOUS_MARGIN * (s - start)
+    return max(start, cap)
 
 
 def _representative(best: str, window: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> str:
