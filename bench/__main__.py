@@ -7,13 +7,15 @@
     python -m bench --no-vectors       # skip embedding (text phase, BM25, grep, symbols, graph)
     python -m bench --only semble swebench --data /work/benchdata   # the outside-data quality tiers
 
-Tiers: small (generated); stdlib (this interpreter's standard library); 100k (the
-stdlib twice under distinct paths: vectors from the cache); linux (Debian's
-linux-source-6.1: grep over the whole tree, the index over core folders); graph
-(callers against jedi); quality (CodeSearchNet protocol on a docstring-stripped
-stdlib subset); semble (the semble benchmark's NDCG@10 on its allowed repositories);
-swebench (SWE-bench file localisation). The last two read a data folder filled once by
-``python -m bench.fetchdata`` (``--data``, $CODESIFT_BENCH_DATA, /work/benchdata) and
+Tiers: small (generated); static (click and the standard library indexed with the
+static model: seconds to vectors done, chunks/s, query embedding); stdlib (this
+interpreter's standard library); 100k (the stdlib twice under distinct paths: vectors
+from the cache); linux (Debian's linux-source-6.1: grep over the whole tree, the index
+over core folders); graph (callers against jedi); quality (CodeSearchNet protocol on a
+docstring-stripped stdlib subset); semble (the semble benchmark's NDCG@10 on its
+allowed repositories); swebench (SWE-bench file localisation). The last two read a
+data folder filled once by ``python -m bench.fetchdata`` (``--data``,
+$CODESIFT_BENCH_DATA, /work/benchdata) and
 skip, saying how to fill it, when it is missing.
 """
 
@@ -33,14 +35,14 @@ from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.sync import index_workspace, open_store
 
-from . import corpora, graph_accuracy, probes, quality, semble_data, tier_linux, tier_stdlib
+from . import corpora, graph_accuracy, probes, quality, semble_data, tier_linux, tier_static, tier_stdlib
 from . import semble as semble_tier
 from . import swebench as swebench_tier
 from .benchdata import SWEBENCH_ALLOWED, data_dir, fill_hint
 from .report import Table, header
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TIERS = ("small", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
+TIERS = ("small", "static", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
 
 
 def tier_small(table: Table, embedder: Embedder, work: Path) -> None:
@@ -157,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for tier in tiers:
             if tier == "small":
                 tier_small(table, embedder, work)
+            elif tier == "static":
+                tier_static.static(table, work, data_dir(args.data))
             elif tier == "stdlib":
                 stdlib_root = tier_stdlib.stdlib(table, embedder, work, vectors)
             elif tier == "100k":

@@ -516,7 +516,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
         print(f"wrote {args.json}")
     # A full run is what STATUS.md reports: as the latest, or (--baseline) as the baseline.
-    if args.baseline or (not args.repos and not args.set and set(modes) >= set(CODESIFT_MODES)):
+    # A private index set (--indexes) never stands for the shared figures.
+    shared = args.indexes is None
+    if args.baseline or (shared and not args.repos and not args.set and set(modes) >= set(CODESIFT_MODES)):
         name = "semble-baseline.json" if args.baseline else "semble-latest.json"
         (data / "results").mkdir(parents=True, exist_ok=True)
         (data / "results" / name).write_text(json.dumps(out, indent=1), encoding="utf-8")

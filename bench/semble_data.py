@@ -127,7 +127,8 @@ def build(bench: Bench, names: Sequence[str], vectors: bool, overrides: dict[str
             f"{rep.vectors_pending} pending, {time.perf_counter() - t:.0f} s",
             flush=True,
         )
-        write_status(bench)
+        if bench.indexes is None:  # STATUS.md describes the shared set only
+            write_status(bench)
 
 
 def _now() -> str:

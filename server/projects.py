@@ -26,6 +26,7 @@ from codesift.indexer.model import IndexReport, Span, Symbol
 from codesift.indexer.paths import os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
+from codesift.indexer.static_embed import StaticEmbedder
 from codesift.indexer.store import CHUNKS, FILES, Store
 from codesift.indexer.sync import Progress, open_store
 from codesift.indexer.workspace import IgnoreMatcher
@@ -65,7 +66,7 @@ class Embedders:
             return 0
         with self._lock:
             embedders = list(self._cache.values())
-        released = sum(1 for e in embedders if isinstance(e, OnnxEmbedder) and e.release())
+        released = sum(1 for e in embedders if isinstance(e, OnnxEmbedder | StaticEmbedder) and e.release())
         if released:
             release_memory()
             log.info("unloaded the embedding model after %.0f s without use", idle_s)

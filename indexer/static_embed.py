@@ -1,0 +1,197 @@
+"""A static embedding model: one vector per token, a text's vector their mean.
+
+``all-MiniLM-L6-v2-static`` (``embed.model``) is distilled from the bundled
+all-MiniLM-L6-v2 at build time by ``scripts/distill_static.py`` (model2vec's
+recipe) and ships inside the wheel. Running it needs numpy and tokenizers only:
+tokenize, look the ids up in a float16 table, average, normalise. No transformer
+runs, so a chunk costs microseconds instead of milliseconds, and nothing is ever
+downloaded.
+
+A folder is a static model when it holds ``embeddings.npy`` (vocabulary ×
+dimension) and the ``tokenizer.json`` whose ids index it; ``codesift-model.json``
+beside them gives the model id, the dimension and how much text it reads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import EmbedError
+from .settings import EmbedSettings
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+logger = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+STATIC_MODEL = "all-MiniLM-L6-v2-static"
+EMBEDDINGS_FILE = "embeddings.npy"
+TOKENIZER_FILE = "tokenizer.json"
+META_FILE = "codesift-model.json"
+# A static model has no position limit; this bounds what a huge chunk costs.
+DEFAULT_MAX_TOKENS = 512
+STATIC_DIMENSIONS = {STATIC_MODEL: 256}
+# Texts summed per gather: bounds the gathered rows to ~64 × 512 × dimension floats.
+_GROUP = 64
+
+
+def is_static_model_dir(directory: Path) -> bool:
+    """Whether ``directory`` holds a static model (token table + tokenizer)."""
+    return (directory / EMBEDDINGS_FILE).is_file() and (directory / TOKENIZER_FILE).is_file()
+
+
+class StaticEmbedder:
+    """Mean of token vectors from a table, on numpy; thread-safe, loads on first use.
+
+    Tokens are the model's WordPiece tokens without ``[CLS]``/``[SEP]``; the unknown
+    token and tokens without a row (all-zero: special and unused ids) are left out
+    of the mean. A text with no known token gets the zero vector (no similarity to
+    anything), never NaN. ``embed.max_tokens`` is MiniLM's window and does not
+    apply: the static model reads up to its own ``max_tokens`` (512).
+    """
+
+    def __init__(self, settings: EmbedSettings, model_dir: Path) -> None:
+        """Read the model's meta now; the table and tokenizer load on first use."""
+        self._settings = settings
+        self.model_dir = model_dir
+        meta = _read_meta(model_dir)
+        meta_id = meta.get("model_id")
+        self._model_id = meta_id if isinstance(meta_id, str) and meta_id else f"static:{settings.model}"
+        dim = meta.get("dimension")
+        self._dimension: int | None = dim if isinstance(dim, int) and dim > 0 else None
+        limit = meta.get("max_tokens")
+        self.max_tokens = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_TOKENS
+        self._lock = threading.Lock()
+        self._table: npt.NDArray[np.float32] | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._unk_id = -1
+
+    @property
+    def model_id(self) -> str:
+        """``static:<model>``, from the model's codesift-model.json when present."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector length (from the meta, else the table's width)."""
+        if self._dimension is None:
+            self._dimension = int(self._load()[0].shape[1])
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """One normalised float32 row per text, input order."""
+        table, tokenizer = self._load()
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        if not texts:
+            return out
+        try:
+            encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        except Exception as exc:
+            raise EmbedError(f"cannot tokenize text for embedding: {exc}") from exc
+        ids_per_text = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        for start in range(0, len(texts), _GROUP):
+            self._sum_rows(table, ids_per_text[start : start + _GROUP], out[start : start + _GROUP])
+        return _normalise(out)
+
+    def _sum_rows(self, table: Vectors, ids_per_text: list[npt.NDArray[np.int64]], out: Vectors) -> None:
+        """Each text's token rows summed into ``out``: one gather and one segmented sum a group."""
+        counts = np.fromiter((len(i) for i in ids_per_text), dtype=np.int64, count=len(ids_per_text))
+        if counts.sum() == 0:
+            return
+        flat = np.concatenate(ids_per_text)
+        owner = np.repeat(np.arange(len(ids_per_text)), counts)
+        keep = flat != self._unk_id
+        flat, owner = flat[keep], owner[keep]
+        per_text = np.bincount(owner, minlength=len(ids_per_text))
+        present = per_text > 0
+        if present.any():
+            # `owner` is sorted, so each text's tokens are one run: sum the runs.
+            starts = (np.cumsum(per_text) - per_text)[present]
+            out[present] = np.add.reduceat(table[flat], starts, axis=0)
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query; equal to ``embed_documents([text])[0]``."""
+        row: Vectors = self.embed_documents([text])[0]
+        return row
+
+    def release(self) -> bool:
+        """Drop the loaded table (~30 MiB as float32); the next call loads it again."""
+        with self._lock:
+            loaded = self._table is not None
+            self._table = None
+            self._tokenizer = None
+            return loaded
+
+    def _load(self) -> tuple[npt.NDArray[np.float32], Tokenizer]:
+        with self._lock:
+            if self._table is not None and self._tokenizer is not None:
+                return self._table, self._tokenizer
+            started = time.perf_counter()
+            try:
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+                table = np.load(self.model_dir / EMBEDDINGS_FILE, allow_pickle=False)
+            except ImportError as exc:
+                raise EmbedError(f"the static embedding model needs tokenizers: {exc}") from exc
+            except Exception as exc:
+                raise EmbedError(
+                    f"cannot load the static embedding model from {self.model_dir}: {exc}"
+                ) from exc
+            if table.ndim != 2 or table.shape[0] < tokenizer.get_vocab_size(with_added_tokens=True):
+                raise EmbedError(
+                    f"{self.model_dir / EMBEDDINGS_FILE} has shape {table.shape}: it needs a row for each "
+                    f"of the tokenizer's {tokenizer.get_vocab_size(with_added_tokens=True)} tokens"
+                )
+            if self._dimension is not None and table.shape[1] != self._dimension:
+                raise EmbedError(
+                    f"{self.model_dir / EMBEDDINGS_FILE} is {table.shape[1]}-dimensional; its "
+                    f"{META_FILE} says {self._dimension}"
+                )
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(self.max_tokens)
+            model = tokenizer.model
+            unk = getattr(model, "unk_token", None)
+            found = tokenizer.token_to_id(unk) if isinstance(unk, str) else None
+            self._unk_id = found if found is not None else -1
+            # float32 once: summing float16 rows loses precision and is slower on CPUs.
+            self._table = np.ascontiguousarray(table, dtype=np.float32)
+            self._tokenizer = tokenizer
+            self._dimension = int(table.shape[1])
+            logger.info(
+                "loaded static embedding model %s from %s (%d × %d) in %.2f s",
+                self._model_id,
+                self.model_dir,
+                table.shape[0],
+                table.shape[1],
+                time.perf_counter() - started,
+            )
+            return self._table, self._tokenizer
+
+
+def _normalise(matrix: Vectors) -> Vectors:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
+def _read_meta(directory: Path) -> dict[str, object]:
+    try:
+        data = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        logger.warning("ignoring unreadable %s: %s", directory / META_FILE, exc)
+        return {}
+    return data if isinstance(data, dict) else {}

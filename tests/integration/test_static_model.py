@@ -1,0 +1,74 @@
+"""The real static model (distilled by `make setup`) in a real index: vectors of the
+right kind, a model switch that rebuilds instead of mixing, and a search that
+refuses vectors of another model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codesift.indexer.embed import make_embedder
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchRequest, Source
+from codesift.indexer.settings import load_settings
+from codesift.indexer.static_embed import STATIC_MODEL, StaticEmbedder
+from codesift.indexer.store import Store
+from codesift.indexer.sync import index_status, index_uri_for, index_workspace
+
+pytestmark = pytest.mark.slow
+
+STATIC = {"embed": {"model": STATIC_MODEL}}
+
+
+def test_the_bundled_static_model_gives_unit_vectors_that_rank_meaning() -> None:
+    embedder = make_embedder(load_settings(Path("/nonexistent"), STATIC).embed)
+    assert isinstance(embedder, StaticEmbedder)
+    assert (embedder.model_id, embedder.dimension) == (f"static:{STATIC_MODEL}", 256)
+    docs = embedder.embed_documents(
+        [
+            "def retry_upload(client, blob, attempts=3):\n    for attempt in range(attempts):\n"
+            "        client.put(blob)",
+            "def parse_config(path):\n    with open(path) as fh:\n        return json.load(fh)",
+        ]
+    )
+    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    query = embedder.embed_query("read the configuration file")
+    assert query @ docs[1] > query @ docs[0]
+
+
+def test_switching_to_the_static_model_rebuilds_and_every_vector_is_static(workspace: Path) -> None:
+    index_workspace(workspace, load_settings(workspace))
+    static = load_settings(workspace, STATIC)
+    report = index_workspace(workspace, static)
+    assert report.rebuilt and f"static:{STATIC_MODEL} (256)" in report.rebuild_reason
+    status = index_status(workspace, static)
+    assert status.dimension == 256 and status.vectors_pending == 0
+    table = Store(index_uri_for(workspace, static))._table("chunks").to_arrow()
+    assert {len(v) for v in table.column("vector").to_pylist()} == {256}
+
+
+def test_a_search_with_the_other_model_skips_vectors_and_says_why(workspace: Path) -> None:
+    static = load_settings(workspace, STATIC)
+    index_workspace(workspace, static)
+    store = Store(index_uri_for(workspace, static))
+    mine = search(
+        store,
+        SearchRequest("read the configuration file", mode="vector"),
+        static,
+        root=workspace,
+        embedder=make_embedder(static.embed),
+    )
+    assert mine.hits and mine.hits[0].chunk.path == "app/config.py"
+    assert all(Source.SEMANTIC in h.sources for h in mine.hits)
+    minilm = load_settings(workspace)
+    other = search(
+        store,
+        SearchRequest("read the configuration file"),
+        minilm,
+        root=workspace,
+        embedder=make_embedder(minilm.embed),
+    )
+    assert not any(Source.SEMANTIC in h.sources for h in other.hits)
+    assert any(f"holds static:{STATIC_MODEL} vectors" in n for n in other.report.notes)
