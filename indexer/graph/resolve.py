@@ -30,8 +30,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from ..languages.bindings import RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
-from .snapshot import TYPE_KINDS, Snapshot, module_key
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key
 
 _SELF_WORDS = {
     "python": frozenset({"self", "cls"}),
@@ -97,12 +98,14 @@ class Resolver:
         self._memo: dict[tuple[str, int, int, str, EdgeKind], Resolution] = {}
         self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
+        self._types: dict[tuple[str, str, str], Symbol | None] = {}
 
     def _fresh(self) -> None:
         if self._generation != self.snap.generation:
             self._memo.clear()
             self._bases.clear()
             self._imports.clear()
+            self._types.clear()
             self._generation = self.snap.generation
 
     # ----- public --------------------------------------------------------------------
@@ -246,14 +249,17 @@ class Resolver:
         target: Target | None = None
         if head in _SELF_WORDS.get(lang, _THIS) and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
-            target = self.member(cls, rest[0]) if cls is not None else None
+            # `self.x.m()` where the class types `x`, else a member of the class
+            held = self.attribute_type(cls, rest[0]) if cls is not None and len(rest) > 1 else None
+            target = held or (self.member(cls, rest[0]) if cls is not None else None)
             rest = rest[1:]
         elif head == "super" and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             target = self.member(cls, rest[0], own=False) if cls is not None else None
             rest = rest[1:]
         elif head != "?":
-            target = self.name_in_scope(edge, head, lang)
+            held = self.variable_type(edge.path, edge.from_symbol, head) if rest else None
+            target = held if held is not None else self.name_in_scope(edge, head, lang)
         for part in rest:
             if target is None:
                 break
@@ -263,6 +269,52 @@ class Resolver:
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
+
+    # ----- typed bindings (languages/bindings.py) -----------------------------------
+
+    def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        """The class a local (or module-level) name holds an instance of, when the code says."""
+        scope = self.snap.binding_scope(path, scope)
+        if (path, scope, name) in self.snap.bindings:
+            return self.bound_type(path, scope, name)
+        return self.bound_type(path, "", name) if scope else None
+
+    def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
+        """The class ``self.<name>`` holds, when the class types it (its own body and methods)."""
+        return self.bound_type(cls.path, cls.qualified_name, f"self.{name}")
+
+    def returns(self, fn: Symbol) -> Symbol | None:
+        """The class a function's return annotation names."""
+        return self.bound_type(fn.path, fn.qualified_name, RETURN)
+
+    def bound_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        edges = self.snap.bindings.get((path, scope, name))
+        if not edges:
+            return None
+        key = (path, scope, name)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # a binding that depends on itself types nothing
+        found = {self._edge_type(e) for e in edges}
+        t = found.pop() if len(found) == 1 else None
+        self._types[key] = t
+        return t
+
+    def _edge_type(self, edge: Edge) -> Symbol | None:
+        """The class of the value a marked edge binds: the annotation's class, the called
+        class, or the called function's return annotation (then ``__enter__``'s for ``with``)."""
+        sym = self.resolve(edge).symbol
+        if sym is None:
+            return None
+        t: Symbol | None = None
+        if sym.kind in TYPE_KINDS:
+            t = sym
+        elif edge.kind is EdgeKind.CALL and sym.kind in CALLABLE_KINDS:
+            t = self.returns(sym)
+        if t is not None and edge.alias.startswith(WITH):
+            enter = self.member(t, "__enter__")
+            t = self.returns(enter) if enter is not None else None
+        return t
 
     def candidates(self, edge: Edge, lang: str) -> tuple[Symbol, ...]:
         name = edge.last_name

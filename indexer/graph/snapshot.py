@@ -29,6 +29,7 @@ TYPE_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.OBJECT}
 )
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
+_VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
 
 
@@ -159,6 +160,9 @@ class Snapshot:
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
         self.module_keys: dict[str, str] = {}
         self.dirs: dict[str, list[str]] = defaultdict(list)
+        # typed bindings (see languages/bindings.py): (path, scope, name) → the marked edges;
+        # scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
+        self.bindings: dict[tuple[str, str, str], list[Edge]] = defaultdict(list)
 
     def _build_lookups(self) -> None:
         for fg in self.files.values():
@@ -192,10 +196,31 @@ class Snapshot:
                     elif e.alias:
                         binds[e.alias].append(e)
                 else:
+                    if e.alias:
+                        self.bindings[self._binding_key(e)].append(e)
                     self.edges_by_last[e.last_name].append(e)
                     if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
                         self.edges_by_scope[e.from_symbol].append(e)
             self.imports[path] = dict(binds)
+
+    def _binding_key(self, e: Edge) -> tuple[str, str, str]:
+        """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
+        class around the method that assigns it), the rest on the edge's own scope."""
+        scope = self.binding_scope(e.path, e.from_symbol)
+        if e.alias.removeprefix("with:").startswith("self."):
+            owner = self.by_qname.get((e.path, scope))
+            if owner is None or owner.kind not in TYPE_KINDS:
+                scope = scope.rpartition(".")[0]
+        return e.path, scope, e.alias.removeprefix("with:")
+
+    def binding_scope(self, path: str, scope: str) -> str:
+        """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""
+        while scope:
+            s = self.by_qname.get((path, scope))
+            if s is None or s.kind not in _VALUE_KINDS:
+                break
+            scope = scope.rpartition(".")[0]
+        return scope
 
     # ----- questions ---------------------------------------------------------------
 

@@ -1,0 +1,296 @@
+"""What type a local name or attribute holds, where the code states it (Python).
+
+The graph resolves ``ctx.invoke`` only when it knows what ``ctx`` is. The parser
+reads it from the code and never guesses: a name is typed when every binding of
+it in its scope says the same thing —
+
+* an annotation (``ctx: Context``, ``x: Optional[Foo] = None``, ``-> Foo``): the
+  declared type wins over the assignments, as for a type checker;
+* otherwise every assignment is a call of the same callee (``x = Foo(…)``,
+  ``x = self.make()``) or ``None``: the callee's result (a class → its instance,
+  a function → its return annotation, resolved at query time);
+* ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return.
+
+Any other binding of the name in the scope (a loop target, a tuple unpacking, an
+unannotated parameter, ``+=``, a walrus, an import, a nested ``def``, a lambda or
+comprehension variable, ``except … as``, a call of something else) leaves it
+untyped. Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
+class over all its methods. Module-level names count only when no other scope
+in the file binds the same name.
+
+The answer marks existing edges: the call or type reference edge at the
+callee / annotation gets ``alias`` = the bound name (``x``, ``self.x``,
+``return``; prefixed ``with:`` for a ``with`` target). Edges keep their meaning;
+the resolver reads the marks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tree_sitter import Node, Query, QueryCursor
+from tree_sitter_language_pack import get_language
+
+from .base import node_text
+
+#: marks: the end point (row, byte column) of a callee / annotation node → the bound name
+Marks = dict[tuple[int, int], str]
+
+RETURN = "return"
+WITH = "with:"
+
+_QUERY = """
+(assignment) @assign
+(augmented_assignment left: (_) @unknown)
+(for_statement left: (_) @unknown)
+(for_in_clause left: (_) @unknown)
+(named_expression name: (_) @unknown)
+(with_item) @with
+(except_clause (as_pattern (as_pattern_target) @unknown))
+(parameters) @params
+(lambda_parameters) @unknown
+(function_definition) @def
+(class_definition name: (_) @defname)
+(import_statement) @import
+(import_from_statement) @import
+(global_statement) @global
+(nonlocal_statement) @unknown
+(case_pattern) @unknown
+"""
+_query: Query | None = None
+
+
+def _compiled() -> Query:
+    global _query
+    if _query is None:
+        _query = Query(get_language("python"), _QUERY)
+    return _query
+
+
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    how: str  # "ann", "call", "with", "none", "unknown"
+    node: Node | None = None  # the annotation's type name / the callee
+
+    @property
+    def text(self) -> str:
+        return node_text(self.node)
+
+
+_UNKNOWN = _Binding("unknown")
+_NONE = _Binding("none")
+
+
+def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """The typed bindings of one file, as marks on the edges' end points."""
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()  # names bound in a scope other than the module's
+
+    def scope_of(node: Node) -> str:
+        return at(node.start_byte)
+
+    def bind(scope: str, target: Node, b: _Binding) -> None:
+        for name in _names(target):
+            if name.startswith("self."):
+                if scope in classes:
+                    continue  # `self.x` in a class body is not an attribute binding
+                owner = scope.rpartition(".")[0]
+                if owner in classes:
+                    found[("attr", owner, name[5:])].append(b)
+            elif scope in classes:  # a class body: the class's attribute
+                found[("attr", scope, name)].append(b)
+                elsewhere.add(name)
+            else:
+                found[("local", scope, name)].append(b)
+                if scope:
+                    elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_compiled()).captures(root).items():
+        for node in nodes:
+            if capture == "unknown":
+                bind(scope_of(node), node, _UNKNOWN)
+            elif capture == "assign":
+                _assignment(node, scope_of(node), bind)
+            elif capture == "with":
+                _with(node, scope_of(node), bind)
+            elif capture == "params":
+                _parameters(node, scope_of(node), bind)
+            elif capture == "def":
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    bind(_outer_scope(node, at), name, _UNKNOWN)
+                ret = node.child_by_field_name("return_type")
+                target = _type_name(ret)
+                if target is not None:
+                    found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
+            elif capture == "defname":
+                bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
+            elif capture == "import":
+                scope = scope_of(node)
+                for item in node.children_by_field_name("name"):
+                    alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
+                    first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
+                    bind(scope, first, _UNKNOWN)
+            elif capture == "global":
+                for name in node.named_children:
+                    bind(scope_of(node), name, _UNKNOWN)
+                    bind("", name, _UNKNOWN)
+    return _decide(found, elsewhere)
+
+
+def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
+    """The scope a ``def`` / ``class`` name is bound in: the one around its statement."""
+    parent = definition.parent
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    if parent is None or parent.type == "module":
+        return ""
+    return at(parent.start_byte)
+
+
+def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
+    marks: Marks = {}
+    for (kind, scope, name), bindings in found.items():
+        if kind == "local" and not scope and name in elsewhere:
+            continue
+        chosen = _agreed(bindings)
+        if not chosen:
+            continue
+        label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
+        for b in chosen:
+            assert b.node is not None
+            marks[(b.node.end_point.row, b.node.end_point.column)] = (WITH if b.how == "with" else "") + label
+    return marks
+
+
+def _agreed(bindings: list[_Binding]) -> list[_Binding]:
+    """The bindings that type a name, or none when they do not agree (or one is unknown)."""
+    declared = [b for b in bindings if b.how == "ann"]
+    if declared:
+        return declared if len({b.text for b in declared}) == 1 else []
+    if any(b.how == "unknown" for b in bindings):
+        return []
+    calls = [b for b in bindings if b.how != "none"]
+    if not calls or len({(b.how, b.text) for b in calls}) != 1:
+        return []
+    return calls
+
+
+def _names(target: Node) -> list[str]:
+    """The names a binding target binds: ``x``, ``self.x``; tuples and stars unpacked;
+    subscripts and other attributes bind no name."""
+    t = target.type
+    if t == "identifier":
+        return [node_text(target)]
+    if t == "attribute":
+        obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
+        if obj is not None and attr is not None and obj.type == "identifier" and node_text(obj) == "self":
+            return [f"self.{node_text(attr)}"]
+        return []
+    if t in ("subscript", "call", "string", "integer", "none", "true", "false"):
+        return []
+    out: list[str] = []
+    for child in target.named_children:
+        out += _names(child)
+    return out
+
+
+def _type_name(type_node: Node | None) -> Node | None:
+    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
+    if type_node is None:
+        return None
+    node = type_node.named_children[0] if type_node.type == "type" and type_node.named_child_count else None
+    if node is None:
+        return None
+    if node.type in ("identifier", "attribute"):
+        return node if _dotted(node) else None
+    if node.type == "generic_type":  # Optional[Foo]
+        head = node.named_children[0] if node.named_child_count else None
+        params = node.named_children[1] if node.named_child_count > 1 else None
+        if head is None or node_text(head) != "Optional" or params is None:
+            return None
+        inner = params.named_children
+        return _type_name(inner[0]) if len(inner) == 1 else None
+    if node.type == "binary_operator":  # Foo | None
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and right is not None:
+            if right.type == "none" and left.type in ("identifier", "attribute") and _dotted(left):
+                return left
+            if left.type == "none" and right.type in ("identifier", "attribute") and _dotted(right):
+                return right
+    return None
+
+
+def _dotted(node: Node) -> bool:
+    if node.type == "identifier":
+        return True
+    obj = node.child_by_field_name("object")
+    return node.type == "attribute" and obj is not None and _dotted(obj)
+
+
+def _callee(value: Node | None) -> Node | None:
+    """The callee of ``Foo(…)`` / ``a.make(…)`` when it is a dotted name."""
+    if value is None or value.type != "call":
+        return None
+    fn = value.child_by_field_name("function")
+    return fn if fn is not None and _dotted(fn) else None
+
+
+Bind = Callable[[str, Node, _Binding], None]
+
+
+def _value_binding(value: Node | None) -> _Binding:
+    if value is not None and value.type == "none":
+        return _NONE
+    callee = _callee(value)
+    return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+def _assignment(node: Node, scope: str, bind: Bind) -> None:
+    left = node.child_by_field_name("left")
+    if left is None:
+        return
+    target = _type_name(node.child_by_field_name("type"))
+    if target is not None:
+        bind(scope, left, _Binding("ann", target))
+        return
+    if node.child_by_field_name("type") is not None and node.child_by_field_name("right") is None:
+        bind(scope, left, _UNKNOWN)  # `x: list[int]`: declared, not a class we name
+        return
+    if left.type not in ("identifier", "attribute"):
+        bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
+        return
+    bind(scope, left, _value_binding(node.child_by_field_name("right")))
+
+
+def _with(item: Node, scope: str, bind: Bind) -> None:
+    pattern = item.child_by_field_name("value")
+    if pattern is None or pattern.type != "as_pattern":
+        return
+    target = next((c for c in pattern.named_children if c.type == "as_pattern_target"), None)
+    if target is None:
+        return
+    value = pattern.named_children[0] if pattern.named_child_count else None
+    callee = _callee(value)
+    bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
+
+
+def _parameters(params: Node, scope: str, bind: Bind) -> None:
+    for p in params.named_children:
+        if p.type == "identifier":
+            bind(scope, p, _UNKNOWN)
+        elif p.type in ("typed_parameter", "typed_default_parameter"):
+            name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
+            if name is None:
+                continue
+            target = _type_name(p.child_by_field_name("type"))
+            plain = name.type == "identifier"
+            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN)
+        elif p.type == "default_parameter":
+            name = p.child_by_field_name("name")
+            if name is not None:
+                bind(scope, name, _UNKNOWN)
+        else:  # *args, **kwargs
+            bind(scope, p, _UNKNOWN)

@@ -1,0 +1,109 @@
+"""Receiver types the code states (real tree-sitter, no store): calls through typed names
+resolve, and a name whose type the code does not state stays unresolved with candidates."""
+
+from __future__ import annotations
+
+import pytest
+
+from codesift.indexer.graph import Graph
+from codesift.indexer.model import EdgeKind
+
+from .test_graph_resolve import graph_of
+
+MODELS = """
+from typing import Optional
+
+class Context:
+    def invoke(self): ...
+    def child(self) -> "Context": ...
+    def parent(self) -> Context: ...
+    def __enter__(self) -> Context: ...
+
+class Plain:
+    def invoke(self): ...
+    def __enter__(self): ...
+
+def make() -> Context: ...
+def unknown(): ...
+"""
+
+
+def resolved(graph: Graph, path: str, line_text: str) -> str | None:
+    """What the call whose line holds ``line_text`` resolves to (its qualified name)."""
+    lines = graph_source[path].split("\n")
+    found = []
+    for e in graph.snapshot.edges_of(path):
+        if e.kind is EdgeKind.CALL and line_text in lines[e.line - 1]:
+            found.append(e)
+    assert found, line_text
+    r = graph.resolver.resolve(found[-1])
+    if r.symbol is not None:
+        return r.symbol.qualified_name
+    assert r.candidates, f"{line_text}: unresolved and no candidates"
+    return None
+
+
+graph_source: dict[str, str] = {}
+
+
+def graph(code: str) -> Graph:
+    import textwrap
+
+    files = {"models.py": MODELS, "use.py": "from models import *\n" + textwrap.dedent(code).lstrip("\n")}
+    graph_source.clear()
+    graph_source.update({p: textwrap.dedent(t).lstrip("\n") for p, t in files.items()})
+    return graph_of(files)
+
+
+@pytest.mark.parametrize(
+    ("code", "call", "want"),
+    [
+        ("def f(ctx: Context):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f(ctx: Optional[Context] = None):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f(ctx: Context | None):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f():\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    x = make()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f(c: Context):\n    x = c.parent()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    with Context() as c:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    x: Context = unknown()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    x = None\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("g = Context()\ndef f():\n    g.invoke()\n", "g.invoke", "Context.invoke"),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def run(self):\n"
+            "        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class C:\n    c: Context\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+    ],
+)
+def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
+    assert resolved(graph(code), "use.py", call) == want
+
+
+@pytest.mark.parametrize(
+    ("code", "call"),
+    [
+        # the type is not stated, or two statements disagree: never a guess
+        ("def f(ctx):\n    ctx.invoke()\n", "ctx.invoke"),
+        ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
+        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
+        ("def f(xs):\n    x = Context()\n    for x in xs:\n        x.invoke()\n", "x.invoke"),
+        ("def f(xs):\n    x = Context()\n    [x.invoke() for x in xs]\n", "x.invoke"),
+        ("def f():\n    x = Context()\n    x, y = 1, 2\n    x.invoke()\n", "x.invoke"),
+        ("def f(*x: Context):\n    x.invoke()\n", "x.invoke"),
+        ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
+        ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
+            "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+    ],
+)
+def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
+    assert resolved(graph(code), "use.py", call) is None
