@@ -25,8 +25,8 @@ from collections.abc import Callable
 from importlib import resources
 
 from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import SupportedLanguage, get_language
 
+from . import grammars
 from .languages.base import Item, Mapping
 from .languages.bindings import python_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
@@ -76,15 +76,11 @@ def _query(language: str) -> Query | None:
         if name is not None:
             try:
                 source = resources.files(__package__ + ".languages").joinpath(f"edges-{name}.scm")
-                found = Query(get_language(_as_language(language)), source.read_text(encoding="utf-8"))
+                found = Query(grammars.language(language), source.read_text(encoding="utf-8"))
             except Exception:  # a query that does not compile must not stop indexing
                 log.warning("the edge query of %s does not load; no edges for it", language, exc_info=True)
         _queries[language] = found
     return _queries[language]
-
-
-def _as_language(name: str) -> SupportedLanguage:
-    return name  # type: ignore[return-value]
 
 
 class _Scopes:

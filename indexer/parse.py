@@ -39,8 +39,8 @@ from enum import Enum
 from typing import cast
 
 from tree_sitter import Node, Parser
-from tree_sitter_language_pack import SupportedLanguage, get_parser
 
+from . import grammars
 from .edges import extract_edges
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.mappings import mapping_for
@@ -100,7 +100,7 @@ def _tools(language: str) -> tuple[Parser, Mapping] | None:
         _per_thread.tools = cache
     if language not in cache:
         try:
-            cache[language] = (get_parser(cast(SupportedLanguage, language)), mapping_for(language))
+            cache[language] = (grammars.parser(language), mapping_for(language))
         except Exception:  # unknown name or a grammar that will not load
             log.info("no tree-sitter grammar for %r; using line windows", language)
             cache[language] = None

@@ -245,25 +245,35 @@ class Resolver:
             return _UNRESOLVED
         parts = edge.to_name.split(".")
         lang = self.snap.language(edge.path)
-        head, rest = parts[0], parts[1:]
+        # `Foo().m`, `self.make().m`: a part written as a call stands for what the call returns
+        called = [p.endswith("()") for p in parts]
+        names = [p.removesuffix("()") for p in parts]
+        head, rest = names[0], names[1:]
         target: Target | None = None
+        nxt = 1
         if head in _SELF_WORDS.get(lang, _THIS) and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             # `self.x.m()` where the class types `x`, else a member of the class
-            held = self.attribute_type(cls, rest[0]) if cls is not None and len(rest) > 1 else None
+            typed = cls is not None and len(rest) > 1 and not called[1]
+            held = self.attribute_type(cls, rest[0]) if typed and cls is not None else None
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
-            rest = rest[1:]
+            target = self.result_of(target) if called[1] else target
+            nxt = 2
         elif head == "super" and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             target = self.member(cls, rest[0], own=False) if cls is not None else None
-            rest = rest[1:]
+            target = self.result_of(target) if called[1] else target
+            nxt = 2
         elif head != "?":
-            held = self.variable_type(edge.path, edge.from_symbol, head) if rest else None
+            held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
             target = held if held is not None else self.name_in_scope(edge, head, lang)
-        for part in rest:
+            target = self.result_of(target) if called[0] else target
+        for i in range(nxt, len(names)):
             if target is None:
                 break
-            target = self.member_of(target, part, 0)
+            target = self.member_of(target, names[i], 0)
+            if called[i]:
+                target = self.result_of(target)
         if isinstance(target, Symbol):
             return Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
@@ -282,6 +292,14 @@ class Resolver:
     def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
         """The class ``self.<name>`` holds, when the class types it (its own body and methods)."""
         return self.bound_type(cls.path, cls.qualified_name, f"self.{name}")
+
+    def result_of(self, target: Target | None) -> Symbol | None:
+        """What calling ``target`` gives: an instance of a class, a function's annotated return."""
+        if not isinstance(target, Symbol):
+            return None
+        if target.kind in TYPE_KINDS:
+            return target
+        return self.returns(target) if target.kind in CALLABLE_KINDS else None
 
     def returns(self, fn: Symbol) -> Symbol | None:
         """The class a function's return annotation names."""
@@ -306,11 +324,7 @@ class Resolver:
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
-        t: Symbol | None = None
-        if sym.kind in TYPE_KINDS:
-            t = sym
-        elif edge.kind is EdgeKind.CALL and sym.kind in CALLABLE_KINDS:
-            t = self.returns(sym)
+        t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
         if t is not None and edge.alias.startswith(WITH):
             enter = self.member(t, "__enter__")
             t = self.returns(enter) if enter is not None else None

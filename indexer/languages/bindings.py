@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import get_language
 
+from .. import grammars
 from .base import node_text
 
 #: marks: the end point (row, byte column) of a callee / annotation node → the bound name
@@ -65,7 +65,7 @@ _query: Query | None = None
 def _compiled() -> Query:
     global _query
     if _query is None:
-        _query = Query(get_language("python"), _QUERY)
+        _query = Query(grammars.language("python"), _QUERY)
     return _query
 
 
@@ -224,8 +224,12 @@ def _type_name(type_node: Node | None) -> Node | None:
 
 
 def _dotted(node: Node) -> bool:
+    """``a.b.c``, also through calls (``Foo().make``): what the edges write as a path."""
     if node.type == "identifier":
         return True
+    if node.type == "call":
+        fn = node.child_by_field_name("function")
+        return fn is not None and _dotted(fn)
     obj = node.child_by_field_name("object")
     return node.type == "attribute" and obj is not None and _dotted(obj)
 

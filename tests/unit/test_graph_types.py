@@ -68,6 +68,9 @@ def graph(code: str) -> Graph:
         ("def f():\n    x: Context = unknown()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("def f():\n    x = None\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("g = Context()\ndef f():\n    g.invoke()\n", "g.invoke", "Context.invoke"),
+        ("def f():\n    Context().invoke()\n", "Context().invoke", "Context.invoke"),
+        ("def f():\n    make().parent().invoke()\n", "invoke", "Context.invoke"),
+        ("def f():\n    x = Context().parent()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def run(self):\n"
             "        self.c.invoke()\n",
@@ -90,6 +93,8 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
     [
         # the type is not stated, or two statements disagree: never a guess
         ("def f(ctx):\n    ctx.invoke()\n", "ctx.invoke"),
+        ("def f():\n    unknown().invoke()\n", "invoke"),
+        ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
         ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
         ("def f(xs):\n    x = Context()\n    for x in xs:\n        x.invoke()\n", "x.invoke"),
