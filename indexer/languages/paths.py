@@ -100,8 +100,8 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
     if t == "call" and node_text(node.child_by_field_name("function")) == "super":  # Python super()
         return ["super"], node
     if depth == 0 and t == "prefix_expression" and node.child_by_field_name("operation") is not None:
-        inner = node.child_by_field_name("target")  # Swift parses `!a.b()` as `(!a.b)()`
-        return _walk(inner, depth + 1) if inner is not None else None
+        operand = node.child_by_field_name("target")  # Swift parses `!a.b()` as `(!a.b)()`
+        return _walk(operand, depth + 1) if operand is not None else None
     if depth == 0 and (rhs := node.child_by_field_name("rhs")) is not None:
         return _walk(rhs, depth + 1)  # … and `x + a.b()` as `(x + a.b)()`
     if t in _CALLS and depth > 0:  # a receiver that is a call: `Foo().m`, `a.make().m`
