@@ -108,10 +108,10 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
         fn = node.child_by_field_name("function") or (
             node.named_children[0] if node.named_child_count else None
         )
-        inner = _walk(fn, depth + 1) if fn is not None else None
-        if inner is None or inner[0][-1] in (UNKNOWN, "super"):
+        callee = _walk(fn, depth + 1) if fn is not None else None
+        if callee is None or callee[0][-1] in (UNKNOWN, "super"):
             return None
-        return [*inner[0][:-1], inner[0][-1] + "()"], node
+        return [*callee[0][:-1], callee[0][-1] + "()"], node
     if t == "user_type":  # Swift / Kotlin: `A.B` as type_identifier children
         parts = [node_text(c) for c in node.named_children if c.type == "type_identifier"]
         last = [c for c in node.named_children if c.type == "type_identifier"]
