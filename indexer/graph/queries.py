@@ -106,6 +106,12 @@ class Implementation:
     location: Location
     how: ImplementationKind
     of: str  # the qualified name of the supertype it implements (the path's last step)
+    extended: str = ""  # an extension / impl: the type it extends, as written (`String`)
+
+    @property
+    def name(self) -> str:
+        """The implementing type: its qualified name, or the extended type as written."""
+        return self.symbol.qualified_name if self.symbol is not None else self.extended
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,19 +261,27 @@ def _subtypes(graph: Graph, root: Symbol) -> list[Implementation]:
             if e.kind not in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT) or res.resolve(e).symbol != base:
                 continue
             own = snap.symbol(e.path, e.from_symbol)
-            if own is not None:
+            extended = ""
+            if own is not None and _inside(e, own):
                 sub: Symbol | None = own
                 how = ImplementationKind.SUBCLASS
                 where = Location(own.path, own.selection_range)
-            else:  # an extension / impl block: the conformance is declared there
-                sub = res.type_for_scope(e.path, e.from_symbol)
+            else:  # an extension / impl block (maybe in the type's own file): declared there
+                sub = own if own is not None else res.type_for_scope(e.path, e.from_symbol)
                 how = ImplementationKind.EXTENSION
                 where = Location(e.path, edge_span(e))
-            out.append(Implementation(sub, where, how, base.qualified_name))
+                extended = e.from_symbol
+            out.append(Implementation(sub, where, how, base.qualified_name, extended))
             if sub is not None and sub not in seen:
                 seen.add(sub)
                 queue.append(sub)
     return out
+
+
+def _inside(e: Edge, sym: Symbol) -> bool:
+    """Whether an edge is written inside a definition (a class header), not in an extension of it."""
+    start, end = sym.range.start, sym.range.end
+    return (start.line, start.column) <= (e.line, e.column) <= (end.line, end.column)
 
 
 def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:

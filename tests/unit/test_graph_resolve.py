@@ -239,6 +239,25 @@ def test_swift_extension_conformance_is_an_implementation() -> None:
     assert [i.symbol.path for i in overrides if i.symbol] == ["Token+Auth.swift"]
 
 
+def test_swift_extension_names_its_type_and_reports_at_its_own_line() -> None:
+    g = graph_of(
+        {
+            "Conv.swift": "protocol URLConvertible {}\nstruct Endpoint {\n    let path: String\n}\n"
+            "extension Endpoint: URLConvertible {}\nextension String: URLConvertible {}\n",
+            "Auth.swift": "struct Request {\n    struct Authentication {}\n}\n"
+            "extension Request.Authentication {\n    func login() {}\n}\n",
+        }
+    )
+    found = implementations(g, one(g, "URLConvertible"))
+    assert [(i.name, i.how, i.location.span.start.line) for i in found] == [
+        ("Endpoint", ImplementationKind.EXTENSION, 5),
+        ("String", ImplementationKind.EXTENSION, 6),
+    ]
+    login = one(g, "login")
+    assert login.qualified_name == "Request.Authentication.login"
+    assert g.resolver.enclosing_type(login.path, login.qualified_name) == one(g, "Authentication")
+
+
 def test_rust_trait_impl_and_self_calls() -> None:
     g = graph_of(
         {
