@@ -192,6 +192,8 @@ def extract_edges(
                 continue
             seen.add((start, end))
             scope = at(start)
+            if kind is EdgeKind.INHERIT and language == "python":
+                scope = _local_class(node, scope)
             plain = _plain_path(node, start, end)
             if plain is not None:
                 to_name, last = plain
@@ -225,6 +227,21 @@ def extract_edges(
         Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )
+
+
+def _local_class(base: Node, scope: str) -> str:
+    """The scope of a Python base class: a class inside a function is no outline definition,
+    so its bases would read as the function's; they get ``function.Class`` instead."""
+    node: Node | None = base
+    while node is not None and node.type != "class_definition":
+        node = node.parent
+    name = node.child_by_field_name("name") if node is not None else None
+    if name is None or name.text is None:
+        return scope
+    own = name.text.decode("utf-8", "replace")
+    if scope == own or scope.endswith("." + own):
+        return scope
+    return f"{scope}.{own}" if scope else own
 
 
 def _mark_bindings(found: list[_Row], marks: dict[tuple[int, int], str]) -> list[_Row]:

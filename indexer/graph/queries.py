@@ -106,7 +106,8 @@ class Implementation:
     location: Location
     how: ImplementationKind
     of: str  # the qualified name of the supertype it implements (the path's last step)
-    extended: str = ""  # an extension / impl: the type it extends, as written (`String`)
+    # no symbol: the type as written — an extension's (`String`), a local class's (`test_x.Source`)
+    extended: str = ""
 
     @property
     def name(self) -> str:
@@ -266,6 +267,10 @@ def _subtypes(graph: Graph, root: Symbol) -> list[Implementation]:
                 sub: Symbol | None = own
                 how = ImplementationKind.SUBCLASS
                 where = Location(own.path, own.selection_range)
+            elif res.local_class(e.path, e.from_symbol):  # a class inside a function
+                sub, how = None, ImplementationKind.SUBCLASS
+                where = Location(e.path, edge_span(e))
+                extended = e.from_symbol
             else:  # an extension / impl block (maybe in the type's own file): declared there
                 sub = own if own is not None else res.type_for_scope(e.path, e.from_symbol)
                 how = ImplementationKind.EXTENSION

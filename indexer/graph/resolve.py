@@ -206,6 +206,8 @@ class Resolver:
         own = self.snap.symbol(path, qualified)
         if own is not None:
             return own if own.kind in TYPE_KINDS else None
+        if self.local_class(path, qualified):
+            return None
         name = qualified.rsplit(".", 1)[-1]
         lang = self.snap.language(path)
         same_file = [s for s in self.snap.symbols_named(name) if s.path == path and s.kind in TYPE_KINDS]
@@ -218,6 +220,11 @@ class Resolver:
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
         return types[0] if len(types) == 1 else None
+
+    def local_class(self, path: str, scope: str) -> bool:
+        """Whether a scope with no symbol is a class declared inside a function (Python)."""
+        outer = self.snap.symbol(path, scope.rpartition(".")[0]) if "." in scope else None
+        return outer is not None and outer.kind in CALLABLE_KINDS and self.snap.language(path) == "python"
 
     def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
         """The class around a definition (the nearest container that is a type or an impl scope)."""

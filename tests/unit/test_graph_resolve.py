@@ -291,3 +291,22 @@ def test_callers_carry_call_site_ranges_and_callees_the_unresolved_candidates() 
     out = callees(g, one(g, "f"))
     assert [(c.name, c.callee is not None) for c in out] == [("g", True), ("unknown", False)]
     assert {r.kind for r in references(g, one(g, "g"))} == {EdgeKind.CALL}
+
+
+def test_python_local_class_is_named_by_itself_and_overloads_fold() -> None:
+    g = graph_of(
+        {
+            "m.py": "from typing import overload\n\nclass Base: ...\n\n"
+            "def test_x():\n    class Source(Base):\n        pass\n    return Source()\n\n"
+            "class Command:\n    @overload\n    def main(self, a: int) -> None: ...\n"
+            "    @overload\n    def main(self, a: str) -> None: ...\n"
+            "    def main(self, a):\n        self.run()\n    def run(self): ...\n",
+        }
+    )
+    found = implementations(g, one(g, "Base"))
+    assert [(i.symbol, i.name, i.how, i.location.span.start.line) for i in found] == [
+        (None, "test_x.Source", ImplementationKind.SUBCLASS, 6)
+    ]
+    main = one(g, "Command.main")  # one symbol: the implementation, not its stubs
+    assert main.range.start.line == 15
+    assert [c.callee.qualified_name for c in callees(g, main) if c.callee] == ["Command.run"]
