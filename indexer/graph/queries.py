@@ -11,7 +11,7 @@ from enum import StrEnum
 from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
 from .resolve import Module, Resolver, family
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, python_module
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 
 class Graph:
@@ -437,7 +437,7 @@ def _dependency_name(targets: tuple[str, ...], e: Edge, snap: Snapshot) -> str:
         return e.module or e.to_name
     if len(targets) == 1:
         path = targets[0]
-        return python_module(path) if snap.language(path) == "python" else path
+        return snap.module_name(path) if snap.language(path) == "python" else path
     return posixpath.dirname(targets[0]) or targets[0]
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..languages.bindings import RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
 _SELF_WORDS = {
     "python": frozenset({"self", "cls"}),
@@ -411,7 +411,8 @@ class Resolver:
             if s is not None:
                 return s
         if mod.name in self.snap.python_modules or (mod.paths and mod.paths[0].endswith("__init__.py")):
-            sub = self.python_module(f"{mod.name}.{name}")
+            here = python_module(mod.paths[0]) if mod.paths else mod.name  # by path: never ambiguous
+            sub = self.python_module(f"{here}.{name}")
             if sub is not None:
                 return sub
         for p in mod.paths:
@@ -473,7 +474,7 @@ class Resolver:
             if len(found) != 1:
                 return None
             path = found[0]
-        return Module(dotted, (path,))
+        return Module(snap.module_name(path), (path,))
 
     def js_module(self, importer: str, spec: str) -> Module | None:
         if not spec.startswith("."):

@@ -53,6 +53,20 @@ def python_module(path: str) -> str:
     return ".".join(parts)
 
 
+def package_module(path: str, packages: set[str]) -> str:
+    """A Python file's module name from its package root: the highest directory of an
+    unbroken chain of packages (``__init__.py``) above it. ``src/click/core.py`` with
+    ``src/click/__init__.py`` → ``click.core``; a file outside packages → its path."""
+    parts = python_module(path).split(".")
+    dirs = path.split("/")[:-1]
+    top = len(dirs)
+    while top > 0 and "/".join(dirs[:top]) in packages:
+        top -= 1
+    if top == len(dirs) and posixpath.basename(path) != "__init__.py":
+        top = 0  # not in a package: the path-based name
+    return ".".join(parts[top:]) or parts[-1]
+
+
 def module_key(path: str) -> str:
     """A file's path without its extension (``src/a.ts`` → ``src/a``): how JS, Rust, C name modules."""
     head, dot, ext = path.rpartition(".")
@@ -157,6 +171,7 @@ class Snapshot:
         self.star_imports: dict[str, list[Edge]] = defaultdict(list)
         self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)  # import edges by imported name
         self.python_modules: dict[str, str] = {}
+        self.module_names: dict[str, str] = {}  # path → its dotted name from the package root
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
         self.module_keys: dict[str, str] = {}
         self.dirs: dict[str, list[str]] = defaultdict(list)
@@ -165,6 +180,8 @@ class Snapshot:
         self.bindings: dict[tuple[str, str, str], list[Edge]] = defaultdict(list)
 
     def _build_lookups(self) -> None:
+        packages = {posixpath.dirname(p) for p in self.files if posixpath.basename(p) == "__init__.py"}
+        rooted_paths: dict[str, list[str]] = defaultdict(list)
         for fg in self.files.values():
             path = fg.path
             self.dirs[posixpath.dirname(path)].append(path)
@@ -172,6 +189,10 @@ class Snapshot:
             if fg.language == "python":
                 mod = python_module(path)
                 self.python_modules[mod] = path
+                rooted = package_module(path, packages)
+                self.module_names[path] = rooted
+                if rooted != mod:
+                    rooted_paths[rooted].append(path)
                 parts = mod.split(".")
                 for i in range(1, len(parts)):
                     self.module_suffixes[".".join(parts[i:])].append(path)
@@ -202,6 +223,9 @@ class Snapshot:
                     if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
                         self.edges_by_scope[e.from_symbol].append(e)
             self.imports[path] = dict(binds)
+        for rooted, paths in rooted_paths.items():  # `import click.core` for src/click/core.py
+            if len(paths) == 1:
+                self.python_modules.setdefault(rooted, paths[0])
 
     def _binding_key(self, e: Edge) -> tuple[str, str, str]:
         """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
@@ -223,6 +247,10 @@ class Snapshot:
         return scope
 
     # ----- questions ---------------------------------------------------------------
+
+    def module_name(self, path: str) -> str:
+        """A Python file's dotted module name, from its package root."""
+        return self.module_names.get(path) or python_module(path)
 
     def language(self, path: str) -> str:
         fg = self.files.get(path)

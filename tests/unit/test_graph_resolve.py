@@ -310,3 +310,20 @@ def test_python_local_class_is_named_by_itself_and_overloads_fold() -> None:
     main = one(g, "Command.main")  # one symbol: the implementation, not its stubs
     assert main.range.start.line == 15
     assert [c.callee.qualified_name for c in callees(g, main) if c.callee] == ["Command.run"]
+
+
+def test_python_modules_are_named_from_their_package_root() -> None:
+    g = graph_of(
+        {
+            "src/click/__init__.py": "from .core import Command\n",
+            "src/click/core.py": "from ._compat import term\n\nclass Command:\n    def run(self):\n"
+            "        return term()\n",
+            "src/click/_compat.py": "def term(): ...\n",
+        }
+    )
+    (imp,) = [e for e in g.snapshot.edges_of("src/click/core.py") if e.kind is EdgeKind.IMPORT]
+    r = g.resolver.resolve(imp)
+    assert r.symbol is not None and r.symbol.qualified_name == "term"
+    assert g.snapshot.module_name("src/click/_compat.py") == "click._compat"
+    assert g.resolver.python_module("click.core") == g.resolver.python_module("src.click.core")
+    assert g.resolver.python_module("click.core").name == "click.core"  # type: ignore[union-attr]
