@@ -28,7 +28,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
 from .languages.base import Item, Mapping
-from .languages.bindings import python_marks
+from .languages.bindings import python_marks, swift_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .model import Edge, EdgeKind, SymbolKind
 
@@ -56,6 +56,8 @@ _KINDS = {
     "implement": EdgeKind.IMPLEMENT,
     "ref": EdgeKind.REFERENCE,
 }
+# definitions whose body holds attributes (Python classes; Swift types, extensions, protocols)
+_CLASS_NODES = frozenset({"class_definition", "class_declaration", "protocol_declaration"})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _queries: dict[str, Query | None] = {}  # compiled once; a Query is immutable
 
@@ -97,7 +99,7 @@ class _Scopes:
                 for d in item.defs:
                     if d.qualified_name:
                         spans.append((d.outer.start_byte, d.outer.end_byte, d.qualified_name))
-                        if d.node.type == "class_definition":
+                        if d.node.type in _CLASS_NODES:
                             self.classes.add(d.qualified_name)
                         elif d.kind in _VALUE_KINDS:
                             self.values.add(d.qualified_name)
@@ -218,6 +220,8 @@ def extract_edges(
     found.sort()
     if language == "python":
         found = _mark_bindings(found, python_marks(root, scopes.binding_scope, scopes.classes))
+    elif language == "swift":
+        found = _mark_bindings(found, swift_marks(root, scopes.binding_scope, scopes.classes))
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)

@@ -54,6 +54,7 @@ _FAMILY = {
 }
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
+_EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -278,7 +279,15 @@ class Resolver:
         for i in range(nxt, len(names)):
             if target is None:
                 break
-            target = self.member_of(target, names[i], 0)
+            held = None
+            if (
+                i < len(names) - 1
+                and not called[i]
+                and isinstance(target, Symbol)
+                and target.kind in TYPE_KINDS
+            ):
+                held = self.attribute_type(target, names[i])  # `request.auth.login`: a typed attribute
+            target = held or self.member_of(target, names[i], 0)
             if called[i]:
                 target = self.result_of(target)
         if isinstance(target, Symbol):
@@ -297,8 +306,16 @@ class Resolver:
         return self.bound_type(path, "", name) if scope else None
 
     def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
-        """The class ``self.<name>`` holds, when the class types it (its own body and methods)."""
-        return self.bound_type(cls.path, cls.qualified_name, f"self.{name}")
+        """The class ``<instance>.<name>`` holds, when the class types it: its own body and
+        methods, or (Swift, Kotlin, C#, Rust) an extension of it elsewhere."""
+        scopes = {
+            (path, scope)
+            for path, scope in self.snap.attributes.get(name, [])
+            if (path, scope) == (cls.path, cls.qualified_name)
+            or (cls.language in _EXTENDED and self.type_for_scope(path, scope) == cls)
+        }
+        found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
+        return found.pop() if len(found) == 1 else None
 
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""
@@ -306,6 +323,8 @@ class Resolver:
             return None
         if target.kind in TYPE_KINDS:
             return target
+        if target.kind is SymbolKind.CONSTRUCTOR:  # `Foo.init(…)`
+            return self.enclosing_type(target.path, target.qualified_name)
         return self.returns(target) if target.kind in CALLABLE_KINDS else None
 
     def returns(self, fn: Symbol) -> Symbol | None:
@@ -347,7 +366,7 @@ class Resolver:
         snap = self.snap
         # lexical: the containers around the reference, innermost first
         parts = edge.from_symbol.split(".") if edge.from_symbol else []
-        for i in range(len(parts) - 1, 0, -1):
+        for i in range(len(parts), 0, -1):  # from the scope itself: a type's body sees its members
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
             if own is not None and own.kind in _NAMESPACE_KINDS:

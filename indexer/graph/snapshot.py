@@ -178,6 +178,8 @@ class Snapshot:
         # typed bindings (see languages/bindings.py): (path, scope, name) → the marked edges;
         # scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
         self.bindings: dict[tuple[str, str, str], list[Edge]] = defaultdict(list)
+        # attribute name → the (path, class or extension scope) that type it
+        self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
     def _build_lookups(self) -> None:
         packages = {posixpath.dirname(p) for p in self.files if posixpath.basename(p) == "__init__.py"}
@@ -231,11 +233,13 @@ class Snapshot:
         """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
         class around the method that assigns it), the rest on the edge's own scope."""
         scope = self.binding_scope(e.path, e.from_symbol)
-        if e.alias.removeprefix("with:").startswith("self."):
+        name = e.alias.removeprefix("with:")
+        if name.startswith("self."):
             owner = self.by_qname.get((e.path, scope))
-            if owner is None or owner.kind not in TYPE_KINDS:
-                scope = scope.rpartition(".")[0]
-        return e.path, scope, e.alias.removeprefix("with:")
+            if owner is not None and owner.kind not in TYPE_KINDS:
+                scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
+            self.attributes[name[5:]].append((e.path, scope))
+        return e.path, scope, name
 
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""

@@ -5,7 +5,7 @@ reads it from the code and never guesses: a name is typed when every binding of
 it in its scope says the same thing —
 
 * an annotation (``ctx: Context``, ``x: Optional[Foo] = None``, ``-> Foo``): the
-  declared type wins over the assignments, as for a type checker;
+  declared type wins over assignments of calls, as for a type checker;
 * otherwise every assignment is a call of the same callee (``x = Foo(…)``,
   ``x = self.make()``) or ``None``: the callee's result (a class → its instance,
   a function → its return annotation, resolved at query time);
@@ -167,11 +167,11 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
 
 def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     """The bindings that type a name, or none when they do not agree (or one is unknown)."""
+    if any(b.how == "unknown" for b in bindings):
+        return []  # a loop / lambda / comprehension / closure variable, a nested def's parameter…
     declared = [b for b in bindings if b.how == "ann"]
     if declared:
         return declared if len({b.text for b in declared}) == 1 else []
-    if any(b.how == "unknown" for b in bindings):
-        return []
     calls = [b for b in bindings if b.how != "none"]
     if not calls or len({(b.how, b.text) for b in calls}) != 1:
         return []
@@ -298,3 +298,156 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
                 bind(scope, name, _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+# ----- Swift -------------------------------------------------------------------------
+
+_SWIFT_QUERY = """
+(parameter) @param
+(property_declaration) @prop
+(lambda_parameter) @unknown
+(for_statement item: (_) @unknown)
+(pattern) @pattern
+(_ bound_identifier: (_) @bound)
+(catch_block) @catch
+(switch_pattern) @unknown
+(capture_list_item) @unknown
+"""
+_swift_query: Query | None = None
+
+
+def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """Swift's typed bindings: ``request: Request`` parameters, ``let x: Foo`` / ``var x =
+    Foo(…)`` locals, and properties of types and extensions (``var auth: Authentication``)
+    as attributes. Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` /
+    ``catch`` bindings and tuple patterns leave a name untyped."""
+    global _swift_query
+    if _swift_query is None:
+        _swift_query = Query(grammars.language("swift"), _SWIFT_QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        if scope in classes:
+            found[("attr", scope, name)].append(b)
+            elsewhere.add(name)
+        else:
+            found[("local", scope, name)].append(b)
+            if scope:
+                elsewhere.add(name)
+
+    def unknown(node: Node) -> None:
+        scope = at(node.start_byte)
+        for name in _identifiers(node):
+            bind(scope, name, _UNKNOWN)
+
+    for capture, nodes in QueryCursor(_swift_query).captures(root).items():
+        for node in nodes:
+            if capture == "unknown":
+                unknown(node)
+            elif capture == "pattern" or capture == "bound":
+                if not _property_name(node):
+                    unknown(node)
+            elif capture == "catch":
+                bind(at(node.start_byte), "error", _UNKNOWN)
+            elif capture == "param":
+                _swift_parameter(node, at(node.start_byte), bind)
+            elif capture == "prop":
+                _swift_property(node, at(node.start_byte), bind)
+    return _decide(found, elsewhere)
+
+
+def _property_name(node: Node) -> bool:
+    """Whether a pattern (or its bound identifier) is the name a property declaration binds."""
+    pattern = node if node.type == "pattern" else node.parent
+    parent = pattern.parent if pattern is not None else None
+    return pattern is not None and parent is not None and parent.type == "property_declaration"
+
+
+def _identifiers(node: Node) -> list[str]:
+    if node.type == "simple_identifier":
+        return [node_text(node)]
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for c in n.named_children:
+            if c.type == "simple_identifier":
+                out.append(node_text(c))
+            else:
+                stack.append(c)
+    return out
+
+
+def _swift_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``A.B`` / ``Foo?``: where the type reference edge ends."""
+    if node is not None and node.type == "optional_type":
+        node = node.child_by_field_name("wrapped")
+    if node is None or node.type != "user_type":
+        return None
+    names = [c for c in node.named_children if c.type == "type_identifier"]
+    if not names or len(names) != node.named_child_count:
+        return None  # generic arguments: `Array<Foo>` is not a Foo
+    return names[-1]
+
+
+def _swift_dotted(node: Node | None) -> bool:
+    if node is None:
+        return False
+    if node.type == "simple_identifier":
+        return True
+    if node.type == "navigation_expression":
+        suffix = node.child_by_field_name("suffix")
+        name = suffix.child_by_field_name("suffix") if suffix is not None else None
+        return (
+            name is not None
+            and name.type == "simple_identifier"
+            and _swift_dotted(node.child_by_field_name("target"))
+        )
+    return False
+
+
+SwiftBind = Callable[[str, str, _Binding], None]
+
+
+def _swift_parameter(param: Node, scope: str, bind: SwiftBind) -> None:
+    name = next((c for c in param.named_children if c.type == "simple_identifier"), None)
+    if param.child_by_field_name("external_name") is not None:
+        names = [c for c in param.named_children if c.type == "simple_identifier"]
+        name = names[1] if len(names) > 1 else None
+    if name is None:
+        return
+    target = next((t for c in param.named_children if (t := _swift_type(c)) is not None), None)
+    variadic = any(c.type == "..." for c in param.children) or "..." in node_text(param)
+    ok = target is not None and not variadic
+    bind(scope, node_text(name), _Binding("ann", target) if ok else _UNKNOWN)
+
+
+def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
+    pattern = prop.child_by_field_name("name")
+    if pattern is None:
+        return
+    ident = pattern.child_by_field_name("bound_identifier")
+    if ident is None or pattern.named_child_count != 1:
+        for name in _identifiers(pattern):  # a tuple pattern: nothing typed
+            bind(scope, name, _UNKNOWN)
+        return
+    name = node_text(ident)
+    annotation = next((c for c in prop.named_children if c.type == "type_annotation"), None)
+    if annotation is not None:
+        target = _swift_type(annotation.child_by_field_name("name"))
+        bind(scope, name, _Binding("ann", target) if target is not None else _UNKNOWN)
+        return
+    value = prop.child_by_field_name("value")
+    if value is not None and value.type == "nil_literal":
+        bind(scope, name, _NONE)
+        return
+    callee = value.named_children[0] if value is not None and value.type == "call_expression" else None
+    ok = callee is not None and _swift_dotted(callee) and value is not None and _plain_call(value)
+    bind(scope, name, _Binding("call", callee) if ok else _UNKNOWN)
+
+
+def _plain_call(call: Node) -> bool:
+    """``Foo(…)``: a call with arguments only, no trailing closure (whose result may differ)."""
+    suffix = next((c for c in call.named_children if c.type == "call_suffix"), None)
+    return suffix is not None and all(c.type == "value_arguments" for c in suffix.named_children)

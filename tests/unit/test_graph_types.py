@@ -101,6 +101,9 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(xs):\n    x = Context()\n    [x.invoke() for x in xs]\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x, y = 1, 2\n    x.invoke()\n", "x.invoke"),
         ("def f(*x: Context):\n    x.invoke()\n", "x.invoke"),
+        ("def f(x: Context, xs):\n    [x.invoke() for x in xs]\n", "x.invoke"),
+        ("def f(x: Context):\n    g = lambda x: x.invoke()\n", "x.invoke"),
+        ("def f(x: Context):\n    def inner(x):\n        x.invoke()\n", "x.invoke"),
         ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
         (
@@ -112,3 +115,52 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
     assert resolved(graph(code), "use.py", call) is None
+
+
+SWIFT = {
+    "Auth.swift": """
+extension Request {
+    public var auth: Authentication { .init(request: self) }
+    public struct Authentication {
+        let request: Request
+    }
+}
+extension Request.Authentication {
+    public func login(_ x: Int) { self.cache.insert(x) }
+    var cache: Cache { Cache() }
+}
+final class Cache { func insert(_ x: Int) {} }
+final class Request { func go() {} }
+""",
+}
+
+
+def swift_call(code: str, call: str) -> str | None:
+    g = graph_of({**SWIFT, "Use.swift": code})
+    (edge,) = [e for e in g.snapshot.edges_of("Use.swift") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+def test_swift_typed_parameters_locals_and_extension_properties() -> None:
+    code = "func h(request: Request) {\n    request.auth.login(1)\n    let c = Cache()\n    c.insert(2)\n}\n"
+    assert swift_call(code, "request.auth.login") == "Request.Authentication.login"
+    assert swift_call(code, "c.insert") == "Cache.insert"
+    assert swift_call("func h(c: Cache?) {\n    c.insert(1)\n}\n", "c.insert") == "Cache.insert"
+    # a property an extension declares, through `self`
+    g = graph_of(SWIFT)
+    (edge,) = [e for e in g.snapshot.edges_of("Auth.swift") if e.to_name == "self.cache.insert"]
+    assert g.resolver.resolve(edge).symbol == g.find("Cache.insert")[0]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "func h(request: Request, xs: [Int]) {\n    xs.map { request in request.go() }\n}\n",
+        "func h(request: Request?) {\n    if let request = request { request.go() }\n}\n",
+        "func h(xs: [Request]) {\n    for request in xs { request.go() }\n}\n",
+        "func h(request: Request) {\n    let (request, y) = pair\n    request.go()\n}\n",
+    ],
+)
+def test_swift_shadowing_bindings_leave_the_name_untyped(code: str) -> None:
+    assert swift_call(code, "request.go") is None
