@@ -28,7 +28,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
 from .languages.base import Item, Mapping
-from .languages.bindings import python_marks, swift_marks
+from .languages.bindings import java_marks, python_marks, swift_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .model import Edge, EdgeKind, SymbolKind
 
@@ -57,7 +57,16 @@ _KINDS = {
     "ref": EdgeKind.REFERENCE,
 }
 # definitions whose body holds attributes (Python classes; Swift types, extensions, protocols)
-_CLASS_NODES = frozenset({"class_definition", "class_declaration", "protocol_declaration"})
+_CLASS_NODES = frozenset(
+    {
+        "class_definition",  # Python
+        "class_declaration",  # Swift (extensions too), Java
+        "protocol_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+    }
+)
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _queries: dict[str, Query | None] = {}  # compiled once; a Query is immutable
 
@@ -222,6 +231,8 @@ def extract_edges(
         found = _mark_bindings(found, python_marks(root, scopes.binding_scope, scopes.classes))
     elif language == "swift":
         found = _mark_bindings(found, swift_marks(root, scopes.binding_scope, scopes.classes))
+    elif language == "java":
+        found = _mark_bindings(found, java_marks(root, scopes.binding_scope, scopes.classes))
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)

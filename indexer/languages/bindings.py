@@ -34,6 +34,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from .. import grammars
 from .base import node_text
+from .paths import dotted_path
 
 #: marks: the end point (row, byte column) of a callee / annotation node → the bound name
 Marks = dict[tuple[int, int], str]
@@ -148,6 +149,25 @@ def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
     if parent is None or parent.type == "module":
         return ""
     return at(parent.start_byte)
+
+
+def _type_parameter(node: Node) -> list[str]:
+    """The name a generic parameter declares (``T`` of ``<T: P>`` / ``<T extends P>``)."""
+    first = next((c for c in node.named_children if c.type in ("type_identifier", "identifier")), None)
+    return [node_text(first)] if first is not None else []
+
+
+def _without_generics(
+    found: dict[tuple[str, str, str], list[_Binding]], generics: set[str]
+) -> dict[tuple[str, str, str], list[_Binding]]:
+    """A type written as a generic parameter's name (anywhere in the file) types nothing:
+    ``T`` is whatever the caller says, never a class of that name."""
+    if not generics:
+        return found
+    out: dict[tuple[str, str, str], list[_Binding]] = {}
+    for key, bindings in found.items():
+        out[key] = [_UNKNOWN if b.how == "ann" and b.text.split(".")[0] in generics else b for b in bindings]
+    return out
 
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
@@ -312,6 +332,7 @@ _SWIFT_QUERY = """
 (catch_block) @catch
 (switch_pattern) @unknown
 (capture_list_item) @unknown
+(type_parameter) @generic
 """
 _swift_query: Query | None = None
 
@@ -326,6 +347,7 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
         _swift_query = Query(grammars.language("swift"), _SWIFT_QUERY)
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()
+    generics: set[str] = set()
 
     def bind(scope: str, name: str, b: _Binding) -> None:
         if scope in classes:
@@ -354,7 +376,9 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
                 _swift_parameter(node, at(node.start_byte), bind)
             elif capture == "prop":
                 _swift_property(node, at(node.start_byte), bind)
-    return _decide(found, elsewhere)
+            elif capture == "generic":
+                generics.update(_type_parameter(node))
+    return _decide(_without_generics(found, generics), elsewhere)
 
 
 def _property_name(node: Node) -> bool:
@@ -451,3 +475,114 @@ def _plain_call(call: Node) -> bool:
     """``Foo(…)``: a call with arguments only, no trailing closure (whose result may differ)."""
     suffix = next((c for c in call.named_children if c.type == "call_suffix"), None)
     return suffix is not None and all(c.type == "value_arguments" for c in suffix.named_children)
+
+
+# ----- Java --------------------------------------------------------------------------
+
+_JAVA_QUERY = """
+(formal_parameter) @param
+(spread_parameter) @unknown
+(receiver_parameter) @unknown
+(local_variable_declaration) @decl
+(field_declaration) @decl
+(constant_declaration) @decl
+(lambda_expression parameters: (_) @unknown)
+(enhanced_for_statement name: (_) @unknown)
+(catch_formal_parameter name: (_) @unknown)
+(resource name: (_) @unknown)
+(instanceof_expression name: (_) @unknown)
+(type_pattern) @unknown
+(record_pattern) @unknown
+(method_declaration) @method
+(type_parameter) @generic
+"""
+_java_query: Query | None = None
+_JAVA_TYPES = frozenset({"type_identifier", "scoped_type_identifier"})
+
+
+def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """Java's typed bindings: ``Foo x`` parameters, locals and fields (``var x = new
+    Foo()`` / ``= a.make()`` by the value), a method's declared return type. Lambda,
+    loop, catch, resource and pattern variables leave a name untyped."""
+    global _java_query
+    if _java_query is None:
+        _java_query = Query(grammars.language("java"), _JAVA_QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+    generics: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
+        found[key].append(b)
+        if scope:
+            elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_java_query).captures(root).items():
+        for node in nodes:
+            scope = at(node.start_byte)
+            if capture == "unknown":
+                for word in _java_identifiers(node):
+                    bind(scope, word, _UNKNOWN)
+            elif capture == "param":
+                name = node.child_by_field_name("name")
+                target = _java_type(node.child_by_field_name("type"))
+                if name is not None:
+                    bind(scope, node_text(name), _Binding("ann", target) if target is not None else _UNKNOWN)
+            elif capture == "decl":
+                declared = _java_type(node.child_by_field_name("type"))
+                for d in node.children_by_field_name("declarator"):
+                    name = d.child_by_field_name("name")
+                    if name is None:
+                        continue
+                    if d.child_by_field_name("dimensions") is not None:
+                        b = _UNKNOWN  # `Foo x[]`: an array
+                    elif declared is not None:
+                        b = _Binding("ann", declared)
+                    elif node_text(node.child_by_field_name("type")) == "var":
+                        b = _java_value(d.child_by_field_name("value"))
+                    else:
+                        b = _UNKNOWN
+                    bind(scope, node_text(name), b)
+            elif capture == "method":
+                target = _java_type(node.child_by_field_name("type"))
+                if target is not None:
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
+            elif capture == "generic":
+                generics.update(_type_parameter(node))
+    return _decide(_without_generics(found, generics), elsewhere)
+
+
+def _java_identifiers(node: Node) -> list[str]:
+    if node.type == "identifier":
+        return [node_text(node)]
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for c in n.named_children:
+            if c.type == "identifier":
+                out.append(node_text(c))
+            elif c.type not in _JAVA_TYPES:
+                stack.append(c)
+    return out
+
+
+def _java_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``a.b.Foo`` (where its reference edge ends); no ``var``,
+    generics, arrays or primitives."""
+    if node is None or node.type not in _JAVA_TYPES or node_text(node) == "var":
+        return None
+    walked = dotted_path(node)
+    return walked[1] if walked is not None else None
+
+
+def _java_value(value: Node | None) -> _Binding:
+    if value is None:
+        return _UNKNOWN
+    if value.type == "null_literal":
+        return _NONE
+    callee = value.child_by_field_name("type") if value.type == "object_creation_expression" else value
+    if value.type not in ("object_creation_expression", "method_invocation") or callee is None:
+        return _UNKNOWN
+    walked = dotted_path(callee)
+    return _Binding("call", walked[1]) if walked is not None else _UNKNOWN

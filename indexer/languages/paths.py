@@ -116,8 +116,11 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
         parts = [node_text(c) for c in node.named_children if c.type == "type_identifier"]
         last = [c for c in node.named_children if c.type == "type_identifier"]
         return (parts, last[-1]) if parts else None
-    if t == "method_invocation" and depth > 0:  # Java: a receiver that is a call result
-        return [UNKNOWN], node
+    if t == "method_invocation" and depth > 0:  # Java: a receiver that is a call: `a.make().m`
+        called = _member(node, _MEMBERS[t], depth)
+        if called is None or called[0][-1] in (UNKNOWN, "super"):
+            return [UNKNOWN], node
+        return [*called[0][:-1], called[0][-1] + "()"], node
     member = _MEMBERS.get(t)
     if member is not None:
         return _member(node, member, depth)

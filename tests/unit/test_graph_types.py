@@ -164,3 +164,39 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
 )
 def test_swift_shadowing_bindings_leave_the_name_untyped(code: str) -> None:
     assert swift_call(code, "request.go") is None
+
+
+JAVA = {
+    "src/a/Foo.java": "package a;\npublic class Foo {\n    Bar made() { return null; }\n"
+    "    void go() {}\n}\n",
+    "src/a/Bar.java": "package a;\npublic class Bar {\n    void run() {}\n"
+    "    Foo back() { return null; }\n}\n",
+    "src/a/T.java": "package a;\npublic class T {\n    void run() {}\n}\n",
+}
+
+
+def java_call(body: str, call: str, fields: str = "") -> str | None:
+    code = f"package a;\nclass Use {{\n{fields}    <T> void m(Foo f) {{\n{body}    }}\n}}\n"
+    g = graph_of({**JAVA, "src/a/Use.java": code})
+    (edge,) = [
+        e for e in g.snapshot.edges_of("src/a/Use.java") if e.kind is EdgeKind.CALL and e.to_name == call
+    ]
+    r = g.resolver.resolve(edge)
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        f.go();\n", "f.go", "Foo.go"),
+        ("        var b = new Bar();\n        b.run();\n", "b.run", "Bar.run"),
+        ("        Bar c = f.made();\n        c.back().go();\n", "c.back().go", "Foo.go"),
+        ("        f.made().run();\n", "f.made().run", "Bar.run"),
+        ("        this.foo.go();\n", "this.foo.go", "Foo.go"),
+        # a generic parameter named like a class is not that class
+        ("        T t = null;\n        t.run();\n", "t.run", None),
+        ("        for (Bar x : xs) { }\n        Bar x = null;\n        x.run();\n", "x.run", None),
+    ],
+)
+def test_java_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert java_call(body, call, fields="    private Foo foo;\n") == want
