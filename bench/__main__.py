@@ -69,17 +69,56 @@ def tier_small(table: Table, embedder: Embedder, work: Path) -> None:
     table.latency("small", "workspace/symbol", probes.symbol_latency(store, names * 3), p50_limit=10)
 
 
-def tier_graph(table: Table) -> None:
+def tier_graph(table: Table, data: Path, work: Path) -> None:
+    """Incoming calls against jedi and pyright (stdlib json+email, click), the share of
+    edges resolved per language on a real repository each, Swift parse failures."""
     acc = graph_accuracy.accuracy(["json", "email"], 50, 0, False)
     table.add(
         "graph",
         "incoming calls precision vs jedi (json+email, 50 fns)",
-        acc["precision"],
+        acc["precision vs jedi"],
         "",
-        "≥ 0.95",
-        acc["precision"] >= 0.95,
+        "1.00",
+        acc["precision vs jedi"] >= 1.0,
     )
-    table.add("graph", "incoming calls recall vs jedi", acc["recall"])
+    table.add("graph", "incoming calls recall vs jedi (json+email)", acc["recall vs jedi"])
+    if "recall vs pyright" in acc:
+        # pyright reads `email.*` from its typeshed stubs, not the copied package: the
+        # stdlib precision against it counts those (true) call sites as codesift-only
+        table.add(
+            "graph",
+            "incoming calls precision / recall vs pyright (json+email)",
+            acc["precision vs pyright"],
+            f"recall {acc['recall vs pyright']:.3f}",
+        )
+    repos = data / "repos"
+    if (repos / "click").is_dir():
+        click = graph_accuracy.accuracy([], 50, 0, False, {"click": repos / "click"})
+        for who in ("jedi", "pyright"):
+            if f"recall vs {who}" in click:
+                table.add(
+                    "graph",
+                    f"incoming calls precision / recall vs {who} (click, 50 fns)",
+                    click[f"precision vs {who}"],
+                    f"recall {click[f'recall vs {who}']:.3f}",
+                    "≥ 0.95 recall",
+                    click[f"recall vs {who}"] >= 0.95,
+                )
+    for label, row in graph_accuracy.resolved_share(repos, work).items():
+        table.add(
+            "graph",
+            f"edges resolved, {label}",
+            row["resolved"],
+            f"{row['unresolved (candidates)']:.3f} with candidates",
+        )
+    if (repos / "vapor").is_dir():
+        fails = graph_accuracy.parse_failures(repos / "vapor", "swift", ".swift")
+        table.add(
+            "graph",
+            f"Swift files losing a declaration to a parse error (vapor, {fails['files']} files)",
+            fails["losing a declaration"],
+            f"{fails['with parse errors']} with any error",
+        )
 
 
 def tier_quality(table: Table, embedder: Embedder, work: Path, n: int) -> None:
@@ -172,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif tier == "linux":
                 tier_linux.linux(table, embedder, work, args.linux_vectors)
             elif tier == "graph":
-                tier_graph(table)
+                tier_graph(table, data_dir(args.data), work)
             elif tier == "semble":
                 tier_semble(table, data_dir(args.data))
             elif tier == "swebench":

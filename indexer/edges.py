@@ -25,11 +25,12 @@ from collections.abc import Callable
 from importlib import resources
 
 from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import SupportedLanguage, get_language
 
+from . import grammars
 from .languages.base import Item, Mapping
+from .languages.bindings import java_marks, python_marks, swift_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
-from .model import Edge, EdgeKind
+from .model import Edge, EdgeKind, SymbolKind
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +56,23 @@ _KINDS = {
     "implement": EdgeKind.IMPLEMENT,
     "ref": EdgeKind.REFERENCE,
 }
+# definitions whose body holds attributes (Python classes; Swift types, extensions, protocols)
+_CLASS_NODES = frozenset(
+    {
+        "class_definition",  # Python
+        "class_declaration",  # Swift (extensions too), Java
+        "protocol_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+    }
+)
+_VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _queries: dict[str, Query | None] = {}  # compiled once; a Query is immutable
 
 Column = Callable[[int, int], int]  # (row, byte column) → code-point column
+# (line, byte column, order found, kind, scope, to_name, end line, end byte column, module, alias)
+_Row = tuple[int, int, int, EdgeKind, str, str, int, int, str, str]
 
 
 def has_edges(language: str) -> bool:
@@ -72,15 +87,11 @@ def _query(language: str) -> Query | None:
         if name is not None:
             try:
                 source = resources.files(__package__ + ".languages").joinpath(f"edges-{name}.scm")
-                found = Query(get_language(_as_language(language)), source.read_text(encoding="utf-8"))
+                found = Query(grammars.language(language), source.read_text(encoding="utf-8"))
             except Exception:  # a query that does not compile must not stop indexing
                 log.warning("the edge query of %s does not load; no edges for it", language, exc_info=True)
         _queries[language] = found
     return _queries[language]
-
-
-def _as_language(name: str) -> SupportedLanguage:
-    return name  # type: ignore[return-value]
 
 
 class _Scopes:
@@ -89,12 +100,18 @@ class _Scopes:
     def __init__(self, items: list[Item]) -> None:
         spans: list[tuple[int, int, str]] = []
         self.receivers: dict[str, str] = {}  # Go method → its receiver's name
+        self.classes: set[str] = set()  # qualified names of class definitions
+        self.values: set[str] = set()  # of variables and constants (not scopes for a binding)
 
         def visit(items: list[Item]) -> None:
             for item in items:
                 for d in item.defs:
                     if d.qualified_name:
                         spans.append((d.outer.start_byte, d.outer.end_byte, d.qualified_name))
+                        if d.node.type in _CLASS_NODES:
+                            self.classes.add(d.qualified_name)
+                        elif d.kind in _VALUE_KINDS:
+                            self.values.add(d.qualified_name)
                         if d.node.type == "method_declaration":
                             receiver = _go_receiver_name(d.node)
                             if receiver:
@@ -123,6 +140,13 @@ class _Scopes:
                 return name
             i = self.parent[i]
         return ""
+
+    def binding_scope(self, offset: int) -> str:
+        """The function, class or module ("") a name bound at ``offset`` belongs to."""
+        scope = self.at(offset)
+        while scope in self.values:
+            scope = scope.rpartition(".")[0]
+        return scope
 
 
 def _go_receiver_name(method: Node) -> str:
@@ -153,7 +177,7 @@ def extract_edges(
     # (line, byte column, order found, …) rows, sorted before they become Edges:
     # a tuple sort in C instead of a key function per edge; ``order`` keeps the
     # sort stable and stops comparison before the non-orderable fields.
-    found: list[tuple[int, int, int, EdgeKind, str, str, int, int, str, str]] = []
+    found: list[_Row] = []
     add = found.append
 
     for capture, nodes in captures.items():
@@ -179,6 +203,8 @@ def extract_edges(
                 continue
             seen.add((start, end))
             scope = at(start)
+            if kind is EdgeKind.INHERIT and language == "python":
+                scope = _local_class(node, scope)
             plain = _plain_path(node, start, end)
             if plain is not None:
                 to_name, last = plain
@@ -201,6 +227,12 @@ def extract_edges(
                 (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
     found.sort()
+    if language == "python":
+        found = _mark_bindings(found, python_marks(root, scopes.binding_scope, scopes.classes))
+    elif language == "swift":
+        found = _mark_bindings(found, swift_marks(root, scopes.binding_scope, scopes.classes))
+    elif language == "java":
+        found = _mark_bindings(found, java_marks(root, scopes.binding_scope, scopes.classes))
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)
@@ -210,6 +242,37 @@ def extract_edges(
         Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )
+
+
+def _local_class(base: Node, scope: str) -> str:
+    """The scope of a Python base class: a class inside a function is no outline definition,
+    so its bases would read as the function's; they get ``function.Class`` instead."""
+    node: Node | None = base
+    while node is not None and node.type != "class_definition":
+        node = node.parent
+    name = node.child_by_field_name("name") if node is not None else None
+    if name is None or name.text is None:
+        return scope
+    own = name.text.decode("utf-8", "replace")
+    if scope == own or scope.endswith("." + own):
+        return scope
+    return f"{scope}.{own}" if scope else own
+
+
+def _mark_bindings(found: list[_Row], marks: dict[tuple[int, int], str]) -> list[_Row]:
+    """Call and reference edges at a typed binding's callee / annotation carry the bound
+    name in ``alias`` (see :mod:`.languages.bindings`)."""
+    if not marks:
+        return found
+    out = []
+    for row in found:
+        kind = row[3]
+        if kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE:
+            bound = marks.get((row[6], row[7]))
+            if bound is not None:
+                row = (*row[:9], bound)
+        out.append(row)
+    return out
 
 
 def _plain_path(node: Node, start: int, end: int) -> tuple[str, int] | None:

@@ -39,8 +39,8 @@ from enum import Enum
 from typing import cast
 
 from tree_sitter import Node, Parser
-from tree_sitter_language_pack import SupportedLanguage, get_parser
 
+from . import grammars
 from .edges import extract_edges
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.mappings import mapping_for
@@ -100,7 +100,7 @@ def _tools(language: str) -> tuple[Parser, Mapping] | None:
         _per_thread.tools = cache
     if language not in cache:
         try:
-            cache[language] = (get_parser(cast(SupportedLanguage, language)), mapping_for(language))
+            cache[language] = (grammars.parser(language), mapping_for(language))
         except Exception:  # unknown name or a grammar that will not load
             log.info("no tree-sitter grammar for %r; using line windows", language)
             cache[language] = None
@@ -477,9 +477,10 @@ class _FileParse(_Chunker):
             return best
 
         def visit(items: list[Item]) -> None:
+            folded = _folded_overloads(items)
             for item in items:
                 for d in item.defs:
-                    if d.kind is not None and d.name:
+                    if d.kind is not None and d.name and id(d) not in folded:
                         out.append(self.symbol(d, holder))
                     if d.members:
                         visit(d.members)
@@ -518,3 +519,32 @@ class _FileParse(_Chunker):
         if line.isascii():
             return byte_col
         return len(line.encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "replace"))
+
+
+def _folded_overloads(items: list[Item]) -> set[int]:
+    """Python ``@overload`` stubs of one scope, folded into one symbol: the implementation,
+    or the first stub when there is none (a ``.pyi``). Returns the ``id``s of those left out."""
+    by_name: dict[str, list[Definition]] = {}
+    for item in items:
+        for d in item.defs:
+            if d.node.type == "function_definition" and d.qualified_name:
+                by_name.setdefault(d.qualified_name, []).append(d)
+    out: set[int] = set()
+    for defs in by_name.values():
+        stubs = [d for d in defs if _is_overload(d)]
+        if not stubs or len(defs) < 2:
+            continue
+        keep = next((d for d in defs if not _is_overload(d)), stubs[0])
+        out.update(id(d) for d in defs if d is not keep and _is_overload(d))
+    return out
+
+
+def _is_overload(d: Definition) -> bool:
+    if d.outer.type != "decorated_definition":
+        return False
+    for dec in d.outer.named_children:
+        if dec.type == "decorator":
+            text = (dec.text or b"").decode("utf-8", "replace").lstrip("@").strip()
+            if text == "overload" or text.endswith(".overload"):
+                return True
+    return False

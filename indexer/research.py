@@ -143,11 +143,22 @@ def code_research(
         findings, cut = _caller_chain(graph, targets, depth, limit)
         if cut:
             notes.append(f"stopped at depth {depth}; ask with a larger depth for more")
+        maybe = _unresolved_callers(graph, targets, limit - len(findings))
+        if maybe:
+            notes.append(
+                f"{sum(len(f.sites) for f in maybe)} unresolved call site(s) could be {subject!r}: "
+                "their receiver's type is not stated, so they are listed apart, not counted as callers"
+            )
+        findings += maybe
     else:
         findings = _related(graph, targets)
         findings += _search_related(store, subject, settings, root, embedder, findings, limit)
-    if not findings:
-        notes.append(f"nothing found for {kind.value} of {subject!r}")
+    if not any(f.relation != UNRESOLVED_CALLER for f in findings):
+        notes.append(
+            f"nothing resolved for {kind.value} of {subject!r}"
+            if findings
+            else f"nothing found for {kind.value} of {subject!r}"
+        )
     return ResearchResult(question, kind, subject, names, tuple(findings[:limit]), None, tuple(notes))
 
 
@@ -171,7 +182,7 @@ def _implementations(graph: Graph, targets: list[Symbol]) -> list[Finding]:
             if impl.symbol is not None and impl.how.value != "extension":
                 out.append(_finding(impl.symbol, impl.how.value, via=(impl.of,), sites=(line,)))
             else:
-                name = impl.symbol.qualified_name if impl.symbol is not None else "(extension)"
+                name = impl.name or "(extension)"
                 out.append(
                     Finding(name, impl.location.path, line, line, impl.how.value, 1, (impl.of,), (line,))
                 )
@@ -209,6 +220,35 @@ def _caller_chain(graph: Graph, targets: list[Symbol], depth: int, limit: int) -
     else:
         cut = bool(frontier) and any(callers(graph, s) for s, _ in frontier)
     return out, cut
+
+
+#: the relation of an unresolved call site that lists the subject among its candidates
+UNRESOLVED_CALLER = "unresolved caller"
+
+
+def _unresolved_callers(graph: Graph, targets: list[Symbol], room: int) -> list[Finding]:
+    """Calls the graph could not resolve that have a subject among their candidates, after
+    the resolved chain: marked as such, never merged into it."""
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for target in targets:
+        for site in callers(graph, target, include_unresolved=True):
+            if site.resolved or room <= len(out):
+                continue
+            name = site.caller.qualified_name if site.caller is not None else site.path
+            if (site.path, name) in seen:
+                continue
+            seen.add((site.path, name))
+            lines = tuple(r.start.line for r in site.from_ranges)
+            start, end = (
+                (site.caller.range.start.line, site.caller.range.end.line)
+                if site.caller is not None
+                else (lines[0], lines[-1])
+            )
+            out.append(
+                Finding(name, site.path, start, end, UNRESOLVED_CALLER, 1, (target.qualified_name,), lines)
+            )
+    return out
 
 
 def _related(graph: Graph, targets: list[Symbol]) -> list[Finding]:
@@ -274,10 +314,18 @@ def render_markdown(result: ResearchResult) -> str:
             where = ", ".join(f"{loc.path}:{loc.span.start.line}" for loc in d.locations[:5])
             lines.append(f"- `{d.name}` — {where}")
     elif result.kind is ResearchKind.CALLERS:
+        maybe = [f for f in result.findings if f.relation == UNRESOLVED_CALLER]
         for f in result.findings:
+            if f.relation == UNRESOLVED_CALLER:
+                continue
             indent = "  " * (f.depth - 1)
             sites = ", ".join(str(n) for n in f.sites)
             lines.append(f"{indent}- `{f.name}` — {f.path}:{f.start_line} (calls at line {sites})")
+        if maybe:
+            lines += ["", "## Unresolved calls that could be it", ""]
+            for f in maybe:
+                sites = ", ".join(str(n) for n in f.sites)
+                lines.append(f"- (unresolved) `{f.name}` — {f.path}:{f.start_line} (calls at line {sites})")
     else:
         for f in result.findings:
             via = f" via `{f.via[-1]}`" if f.via else ""

@@ -130,7 +130,7 @@ def impls(name: str, root: Path | None, as_json: bool) -> None:
         out.print(f"{_where(target)} [dim]— {_count(len(found_impls), 'implementation')}[/]")
         for impl in found_impls:
             loc = impl.location
-            what = impl.symbol.qualified_name if impl.symbol is not None else "(extension)"
+            what = impl.name or "(extension)"
             out.print(
                 f"  {impl.how.value:<10} [bold]{what}[/] [cyan]{loc.path}[/]:{loc.span.start.line} "
                 f"[dim](of {impl.of})[/]"

@@ -251,7 +251,12 @@ def implementation_block(
     else:
         first = decl = impl.location.span.start.line
         last = impl.location.span.end.line
-        what = _what(impl.symbol) if impl.symbol is not None else "a type outside the index"
+        if impl.symbol is not None:
+            what = _what(impl.symbol)
+        elif impl.how.value == "subclass":
+            what = f"{impl.extended} (a class inside a function)"
+        else:
+            what = f"{impl.extended or 'a type'} (outside the index)"
     head = f"--- {n}. {cite}:{first}-{last}  {impl.how.value}: {what}  of {impl.of}"
     return Block(head, [_quote(decl, source(decl))], cite, first, last)
 

@@ -11,7 +11,7 @@ from enum import StrEnum
 from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
 from .resolve import Module, Resolver, family
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, python_module
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 
 class Graph:
@@ -106,6 +106,13 @@ class Implementation:
     location: Location
     how: ImplementationKind
     of: str  # the qualified name of the supertype it implements (the path's last step)
+    # no symbol: the type as written — an extension's (`String`), a local class's (`test_x.Source`)
+    extended: str = ""
+
+    @property
+    def name(self) -> str:
+        """The implementing type: its qualified name, or the extended type as written."""
+        return self.symbol.qualified_name if self.symbol is not None else self.extended
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,19 +262,31 @@ def _subtypes(graph: Graph, root: Symbol) -> list[Implementation]:
             if e.kind not in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT) or res.resolve(e).symbol != base:
                 continue
             own = snap.symbol(e.path, e.from_symbol)
-            if own is not None:
+            extended = ""
+            if own is not None and _inside(e, own):
                 sub: Symbol | None = own
                 how = ImplementationKind.SUBCLASS
                 where = Location(own.path, own.selection_range)
-            else:  # an extension / impl block: the conformance is declared there
-                sub = res.type_for_scope(e.path, e.from_symbol)
+            elif res.local_class(e.path, e.from_symbol):  # a class inside a function
+                sub, how = None, ImplementationKind.SUBCLASS
+                where = Location(e.path, edge_span(e))
+                extended = e.from_symbol
+            else:  # an extension / impl block (maybe in the type's own file): declared there
+                sub = own if own is not None else res.type_for_scope(e.path, e.from_symbol)
                 how = ImplementationKind.EXTENSION
                 where = Location(e.path, edge_span(e))
-            out.append(Implementation(sub, where, how, base.qualified_name))
+                extended = e.from_symbol
+            out.append(Implementation(sub, where, how, base.qualified_name, extended))
             if sub is not None and sub not in seen:
                 seen.add(sub)
                 queue.append(sub)
     return out
+
+
+def _inside(e: Edge, sym: Symbol) -> bool:
+    """Whether an edge is written inside a definition (a class header), not in an extension of it."""
+    start, end = sym.range.start, sym.range.end
+    return (start.line, start.column) <= (e.line, e.column) <= (end.line, end.column)
 
 
 def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:
@@ -418,7 +437,7 @@ def _dependency_name(targets: tuple[str, ...], e: Edge, snap: Snapshot) -> str:
         return e.module or e.to_name
     if len(targets) == 1:
         path = targets[0]
-        return python_module(path) if snap.language(path) == "python" else path
+        return snap.module_name(path) if snap.language(path) == "python" else path
     return posixpath.dirname(targets[0]) or targets[0]
 
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from ..languages.bindings import RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
-from .snapshot import TYPE_KINDS, Snapshot, module_key
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
 _SELF_WORDS = {
     "python": frozenset({"self", "cls"}),
@@ -53,6 +54,7 @@ _FAMILY = {
 }
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
+_EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -97,12 +99,14 @@ class Resolver:
         self._memo: dict[tuple[str, int, int, str, EdgeKind], Resolution] = {}
         self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
+        self._types: dict[tuple[str, str, str], Symbol | None] = {}
 
     def _fresh(self) -> None:
         if self._generation != self.snap.generation:
             self._memo.clear()
             self._bases.clear()
             self._imports.clear()
+            self._types.clear()
             self._generation = self.snap.generation
 
     # ----- public --------------------------------------------------------------------
@@ -203,6 +207,8 @@ class Resolver:
         own = self.snap.symbol(path, qualified)
         if own is not None:
             return own if own.kind in TYPE_KINDS else None
+        if self.local_class(path, qualified):
+            return None
         name = qualified.rsplit(".", 1)[-1]
         lang = self.snap.language(path)
         same_file = [s for s in self.snap.symbols_named(name) if s.path == path and s.kind in TYPE_KINDS]
@@ -215,6 +221,11 @@ class Resolver:
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
         return types[0] if len(types) == 1 else None
+
+    def local_class(self, path: str, scope: str) -> bool:
+        """Whether a scope with no symbol is a class declared inside a function (Python)."""
+        outer = self.snap.symbol(path, scope.rpartition(".")[0]) if "." in scope else None
+        return outer is not None and outer.kind in CALLABLE_KINDS and self.snap.language(path) == "python"
 
     def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
         """The class around a definition (the nearest container that is a type or an impl scope)."""
@@ -242,27 +253,108 @@ class Resolver:
             return _UNRESOLVED
         parts = edge.to_name.split(".")
         lang = self.snap.language(edge.path)
-        head, rest = parts[0], parts[1:]
+        # `Foo().m`, `self.make().m`: a part written as a call stands for what the call returns
+        called = [p.endswith("()") for p in parts]
+        names = [p.removesuffix("()") for p in parts]
+        head, rest = names[0], names[1:]
         target: Target | None = None
+        nxt = 1
         if head in _SELF_WORDS.get(lang, _THIS) and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
-            target = self.member(cls, rest[0]) if cls is not None else None
-            rest = rest[1:]
+            # `self.x.m()` where the class types `x`, else a member of the class
+            typed = cls is not None and len(rest) > 1 and not called[1]
+            held = self.attribute_type(cls, rest[0]) if typed and cls is not None else None
+            target = held or (self.member(cls, rest[0]) if cls is not None else None)
+            target = self.result_of(target) if called[1] else target
+            nxt = 2
         elif head == "super" and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             target = self.member(cls, rest[0], own=False) if cls is not None else None
-            rest = rest[1:]
+            target = self.result_of(target) if called[1] else target
+            nxt = 2
         elif head != "?":
-            target = self.name_in_scope(edge, head, lang)
-        for part in rest:
+            held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
+            target = held if held is not None else self.name_in_scope(edge, head, lang)
+            target = self.result_of(target) if called[0] else target
+        for i in range(nxt, len(names)):
             if target is None:
                 break
-            target = self.member_of(target, part, 0)
+            held = None
+            if (
+                i < len(names) - 1
+                and not called[i]
+                and isinstance(target, Symbol)
+                and target.kind in TYPE_KINDS
+            ):
+                held = self.attribute_type(target, names[i])  # `request.auth.login`: a typed attribute
+            target = held or self.member_of(target, names[i], 0)
+            if called[i]:
+                target = self.result_of(target)
         if isinstance(target, Symbol):
             return Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
+
+    # ----- typed bindings (languages/bindings.py) -----------------------------------
+
+    def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        """The class a local (or module-level) name holds an instance of, when the code says."""
+        scope = self.snap.binding_scope(path, scope)
+        if (path, scope, name) in self.snap.bindings:
+            return self.bound_type(path, scope, name)
+        return self.bound_type(path, "", name) if scope else None
+
+    def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
+        """The class ``<instance>.<name>`` holds, when the class types it: its own body and
+        methods, or (Swift, Kotlin, C#, Rust) an extension of it elsewhere."""
+        scopes = {
+            (path, scope)
+            for path, scope in self.snap.attributes.get(name, [])
+            if (path, scope) == (cls.path, cls.qualified_name)
+            or (cls.language in _EXTENDED and self.type_for_scope(path, scope) == cls)
+        }
+        found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
+        return found.pop() if len(found) == 1 else None
+
+    def result_of(self, target: Target | None) -> Symbol | None:
+        """What calling ``target`` gives: an instance of a class, a function's annotated return."""
+        if not isinstance(target, Symbol):
+            return None
+        if target.kind in TYPE_KINDS:
+            return target
+        if target.kind is SymbolKind.CONSTRUCTOR:  # `Foo.init(…)`
+            return self.enclosing_type(target.path, target.qualified_name)
+        return self.returns(target) if target.kind in CALLABLE_KINDS else None
+
+    def returns(self, fn: Symbol) -> Symbol | None:
+        """The class a function's return annotation names."""
+        return self.bound_type(fn.path, fn.qualified_name, RETURN)
+
+    def bound_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        edges = self.snap.bindings.get((path, scope, name))
+        if not edges:
+            return None
+        key = (path, scope, name)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # a binding that depends on itself types nothing
+        found = {self._edge_type(e) for e in edges}
+        t = found.pop() if len(found) == 1 else None
+        self._types[key] = t
+        return t
+
+    def _edge_type(self, edge: Edge) -> Symbol | None:
+        """The class of the value a marked edge binds: the annotation's class, the called
+        class, or the called function's return annotation (then ``__enter__``'s for ``with``)."""
+        sym = self.resolve(edge).symbol
+        if sym is None:
+            return None
+        t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
+        if t is not None and edge.alias.startswith(WITH):
+            enter = self.member(t, "__enter__")
+            t = self.returns(enter) if enter is not None else None
+        return t
 
     def candidates(self, edge: Edge, lang: str) -> tuple[Symbol, ...]:
         name = edge.last_name
@@ -274,7 +366,7 @@ class Resolver:
         snap = self.snap
         # lexical: the containers around the reference, innermost first
         parts = edge.from_symbol.split(".") if edge.from_symbol else []
-        for i in range(len(parts) - 1, 0, -1):
+        for i in range(len(parts), 0, -1):  # from the scope itself: a type's body sees its members
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
             if own is not None and own.kind in _NAMESPACE_KINDS:
@@ -338,7 +430,8 @@ class Resolver:
             if s is not None:
                 return s
         if mod.name in self.snap.python_modules or (mod.paths and mod.paths[0].endswith("__init__.py")):
-            sub = self.python_module(f"{mod.name}.{name}")
+            here = python_module(mod.paths[0]) if mod.paths else mod.name  # by path: never ambiguous
+            sub = self.python_module(f"{here}.{name}")
             if sub is not None:
                 return sub
         for p in mod.paths:
@@ -400,7 +493,7 @@ class Resolver:
             if len(found) != 1:
                 return None
             path = found[0]
-        return Module(dotted, (path,))
+        return Module(snap.module_name(path), (path,))
 
     def js_module(self, importer: str, spec: str) -> Module | None:
         if not spec.startswith("."):

@@ -29,6 +29,7 @@ TYPE_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.OBJECT}
 )
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
+_VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
 
 
@@ -50,6 +51,20 @@ def python_module(path: str) -> str:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
+
+
+def package_module(path: str, packages: set[str]) -> str:
+    """A Python file's module name from its package root: the highest directory of an
+    unbroken chain of packages (``__init__.py``) above it. ``src/click/core.py`` with
+    ``src/click/__init__.py`` → ``click.core``; a file outside packages → its path."""
+    parts = python_module(path).split(".")
+    dirs = path.split("/")[:-1]
+    top = len(dirs)
+    while top > 0 and "/".join(dirs[:top]) in packages:
+        top -= 1
+    if top == len(dirs) and posixpath.basename(path) != "__init__.py":
+        top = 0  # not in a package: the path-based name
+    return ".".join(parts[top:]) or parts[-1]
 
 
 def module_key(path: str) -> str:
@@ -156,11 +171,19 @@ class Snapshot:
         self.star_imports: dict[str, list[Edge]] = defaultdict(list)
         self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)  # import edges by imported name
         self.python_modules: dict[str, str] = {}
+        self.module_names: dict[str, str] = {}  # path → its dotted name from the package root
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
         self.module_keys: dict[str, str] = {}
         self.dirs: dict[str, list[str]] = defaultdict(list)
+        # typed bindings (see languages/bindings.py): (path, scope, name) → the marked edges;
+        # scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
+        self.bindings: dict[tuple[str, str, str], list[Edge]] = defaultdict(list)
+        # attribute name → the (path, class or extension scope) that type it
+        self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
     def _build_lookups(self) -> None:
+        packages = {posixpath.dirname(p) for p in self.files if posixpath.basename(p) == "__init__.py"}
+        rooted_paths: dict[str, list[str]] = defaultdict(list)
         for fg in self.files.values():
             path = fg.path
             self.dirs[posixpath.dirname(path)].append(path)
@@ -168,6 +191,10 @@ class Snapshot:
             if fg.language == "python":
                 mod = python_module(path)
                 self.python_modules[mod] = path
+                rooted = package_module(path, packages)
+                self.module_names[path] = rooted
+                if rooted != mod:
+                    rooted_paths[rooted].append(path)
                 parts = mod.split(".")
                 for i in range(1, len(parts)):
                     self.module_suffixes[".".join(parts[i:])].append(path)
@@ -192,12 +219,42 @@ class Snapshot:
                     elif e.alias:
                         binds[e.alias].append(e)
                 else:
+                    if e.alias:
+                        self.bindings[self._binding_key(e)].append(e)
                     self.edges_by_last[e.last_name].append(e)
                     if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
                         self.edges_by_scope[e.from_symbol].append(e)
             self.imports[path] = dict(binds)
+        for rooted, paths in rooted_paths.items():  # `import click.core` for src/click/core.py
+            if len(paths) == 1:
+                self.python_modules.setdefault(rooted, paths[0])
+
+    def _binding_key(self, e: Edge) -> tuple[str, str, str]:
+        """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
+        class around the method that assigns it), the rest on the edge's own scope."""
+        scope = self.binding_scope(e.path, e.from_symbol)
+        name = e.alias.removeprefix("with:")
+        if name.startswith("self."):
+            owner = self.by_qname.get((e.path, scope))
+            if owner is not None and owner.kind not in TYPE_KINDS:
+                scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
+            self.attributes[name[5:]].append((e.path, scope))
+        return e.path, scope, name
+
+    def binding_scope(self, path: str, scope: str) -> str:
+        """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""
+        while scope:
+            s = self.by_qname.get((path, scope))
+            if s is None or s.kind not in _VALUE_KINDS:
+                break
+            scope = scope.rpartition(".")[0]
+        return scope
 
     # ----- questions ---------------------------------------------------------------
+
+    def module_name(self, path: str) -> str:
+        """A Python file's dotted module name, from its package root."""
+        return self.module_names.get(path) or python_module(path)
 
     def language(self, path: str) -> str:
         fg = self.files.get(path)

@@ -6,3 +6,6 @@
 (extends_interfaces (type_list [(type_identifier) (generic_type) (scoped_type_identifier)] @inherit))
 (import_declaration) @import
 (formal_parameter type: [(type_identifier) (generic_type) (scoped_type_identifier)] @ref)
+((local_variable_declaration type: [(type_identifier) (scoped_type_identifier)] @ref) (#not-eq? @ref "var"))
+(field_declaration type: [(type_identifier) (scoped_type_identifier)] @ref)
+(method_declaration type: [(type_identifier) (scoped_type_identifier)] @ref)

@@ -7,3 +7,4 @@
 (type [(identifier) (attribute)] @ref)
 (type (generic_type (identifier) @ref))
 (decorator [(identifier) (attribute)] @ref)
+(type (binary_operator [(identifier) (attribute)] @ref))

@@ -4,3 +4,7 @@
 (class_declaration declaration_kind: ["class" "struct" "enum" "actor"] (inheritance_specifier inherits_from: (_) @inherit))
 (protocol_declaration (inheritance_specifier inherits_from: (_) @inherit))
 (import_declaration) @import
+(parameter (user_type) @ref)
+(parameter (optional_type (user_type) @ref))
+(type_annotation (user_type) @ref)
+(type_annotation (optional_type (user_type) @ref))

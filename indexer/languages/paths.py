@@ -69,6 +69,8 @@ _WRAPPERS: dict[str, tuple[str, ...]] = {
     "parenthesized_type": (),
 }
 _MAX_DEPTH = 12
+# calls whose result can be a receiver (Python, and the C-like `call_expression`s)
+_CALLS = frozenset({"call", "call_expression"})
 
 __all__ = ["UNKNOWN", "Import", "dotted_path", "reads_as_written", "text_parts"]
 
@@ -97,12 +99,28 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
         return None
     if t == "call" and node_text(node.child_by_field_name("function")) == "super":  # Python super()
         return ["super"], node
+    if depth == 0 and t == "prefix_expression" and node.child_by_field_name("operation") is not None:
+        operand = node.child_by_field_name("target")  # Swift parses `!a.b()` as `(!a.b)()`
+        return _walk(operand, depth + 1) if operand is not None else None
+    if depth == 0 and (rhs := node.child_by_field_name("rhs")) is not None:
+        return _walk(rhs, depth + 1)  # … and `x + a.b()` as `(x + a.b)()`
+    if t in _CALLS and depth > 0:  # a receiver that is a call: `Foo().m`, `a.make().m`
+        fn = node.child_by_field_name("function") or (
+            node.named_children[0] if node.named_child_count else None
+        )
+        callee = _walk(fn, depth + 1) if fn is not None else None
+        if callee is None or callee[0][-1] in (UNKNOWN, "super"):
+            return None
+        return [*callee[0][:-1], callee[0][-1] + "()"], node
     if t == "user_type":  # Swift / Kotlin: `A.B` as type_identifier children
         parts = [node_text(c) for c in node.named_children if c.type == "type_identifier"]
         last = [c for c in node.named_children if c.type == "type_identifier"]
         return (parts, last[-1]) if parts else None
-    if t == "method_invocation" and depth > 0:  # Java: a receiver that is a call result
-        return [UNKNOWN], node
+    if t == "method_invocation" and depth > 0:  # Java: a receiver that is a call: `a.make().m`
+        called = _member(node, _MEMBERS[t], depth)
+        if called is None or called[0][-1] in (UNKNOWN, "super"):
+            return [UNKNOWN], node
+        return [*called[0][:-1], called[0][-1] + "()"], node
     member = _MEMBERS.get(t)
     if member is not None:
         return _member(node, member, depth)

@@ -38,9 +38,13 @@ class SwiftMapping(Mapping):
             name_node = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
             if keyword == "extension":
+                name = node_text(name_node)
                 if name_node is not None and name_node.type == "user_type":
-                    name_node = name_node.named_children[0] if name_node.named_child_count else name_node
-                return [Definition(node, node, node_text(name_node), name_node, None, Role.CLASS, body)]
+                    # `extension Request.Authentication`: the scope is the nested type's full name
+                    parts = [c for c in name_node.named_children if c.type == "type_identifier"]
+                    if parts:
+                        name, name_node = ".".join(node_text(c) for c in parts), parts[-1]
+                return [Definition(node, node, name, name_node, None, Role.CLASS, body)]
             kind = _DECLARATION_KINDS.get(keyword, SymbolKind.CLASS)
             return [Definition(node, node, node_text(name_node), name_node, kind, Role.CLASS, body)]
         if node.type == "init_declaration":

@@ -80,6 +80,14 @@ class NameTable:
             self._by_qualified.setdefault(sym.qualified_name, []).append(i)
             if sym.container:
                 self._members.setdefault((sym.path, sym.container), []).append(i)
+        # members declared away from their type (Swift / Kotlin / C# extensions, Rust impls in
+        # another file): by the container's qualified name and language
+        self._detached: dict[tuple[str, str], list[int]] = {}
+        for i, sym in enumerate(ordered):
+            if sym.container and not any(
+                self.symbols[j].path == sym.path for j in self._by_qualified.get(sym.container, [])
+            ):
+                self._detached.setdefault((sym.container, sym.language), []).append(i)
         self._sorted = sorted((name, i) for i, name in enumerate(self._lower))
         # The scans run on UTF-8 bytes: RE2 reports byte offsets, and converting each
         # back to a character offset costs more than the scan itself.
@@ -94,7 +102,19 @@ class NameTable:
         return self._by_qualified.get(name, [])
 
     def members(self, sym: Symbol) -> list[Symbol]:
-        return [self.symbols[i] for i in self._members.get((sym.path, sym.qualified_name), [])]
+        """Members in the type's own file, then those its extensions declare elsewhere, when
+        no other type of that language has the same qualified name."""
+        own = [self.symbols[i] for i in self._members.get((sym.path, sym.qualified_name), [])]
+        away = self._detached.get((sym.qualified_name, sym.language), [])
+        if away:
+            namesakes = [
+                j
+                for j in self._by_qualified.get(sym.qualified_name, [])
+                if self.symbols[j].language == sym.language and self.symbols[j].kind in _CONTAINER_KINDS
+            ]
+            if len(namesakes) == 1:
+                own += [self.symbols[i] for i in away]
+        return own
 
     @staticmethod
     def _lines(offsets: list[int], positions: Iterable[int]) -> list[int]:

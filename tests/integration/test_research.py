@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from codesift.indexer.embed import make_embedder
-from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
+from codesift.indexer.research import (
+    UNRESOLVED_CALLER,
+    ResearchKind,
+    code_research,
+    parse_question,
+    render_markdown,
+)
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.sync import index_workspace, open_store
 
@@ -58,6 +64,19 @@ FILES = {
             return hashlib.sha256(user.encode()).hexdigest()
         """,
     "app/__init__.py": "",
+    "lib/tokens.py": """
+        class Token:
+            def refresh(self):
+                return 1
+
+
+        def renew(token: Token):
+            return token.refresh()
+
+
+        def poke(thing):
+            return thing.refresh()
+        """,
     "web/views.py": """
         from app.session import resume
 
@@ -108,6 +127,17 @@ def test_what_calls_traces_the_chain_depth_limited(ws: Path) -> None:
     assert shallow.notes  # says it stopped
     md = render_markdown(result)
     assert "app/session.py:4" in md and "web/views.py" in md
+
+
+def test_what_calls_lists_unresolved_candidates_apart(ws: Path) -> None:
+    result = ask(ws, "what calls refresh()")
+    resolved = [f.name for f in result.findings if f.relation == "caller"]
+    maybe = [(f.name, f.relation, f.sites) for f in result.findings if f.relation == UNRESOLVED_CALLER]
+    assert resolved == ["renew"]
+    assert maybe == [("poke", UNRESOLVED_CALLER, (11,))]
+    md = render_markdown(result)
+    assert md.index("`renew`") < md.index("## Unresolved calls") < md.index("(unresolved) `poke`")
+    assert any("unresolved" in n for n in result.notes)
 
 
 def test_what_calls_cuts_cycles(ws: Path) -> None:

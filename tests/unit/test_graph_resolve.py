@@ -239,6 +239,25 @@ def test_swift_extension_conformance_is_an_implementation() -> None:
     assert [i.symbol.path for i in overrides if i.symbol] == ["Token+Auth.swift"]
 
 
+def test_swift_extension_names_its_type_and_reports_at_its_own_line() -> None:
+    g = graph_of(
+        {
+            "Conv.swift": "protocol URLConvertible {}\nstruct Endpoint {\n    let path: String\n}\n"
+            "extension Endpoint: URLConvertible {}\nextension String: URLConvertible {}\n",
+            "Auth.swift": "struct Request {\n    struct Authentication {}\n}\n"
+            "extension Request.Authentication {\n    func login() {}\n}\n",
+        }
+    )
+    found = implementations(g, one(g, "URLConvertible"))
+    assert [(i.name, i.how, i.location.span.start.line) for i in found] == [
+        ("Endpoint", ImplementationKind.EXTENSION, 5),
+        ("String", ImplementationKind.EXTENSION, 6),
+    ]
+    login = one(g, "login")
+    assert login.qualified_name == "Request.Authentication.login"
+    assert g.resolver.enclosing_type(login.path, login.qualified_name) == one(g, "Authentication")
+
+
 def test_rust_trait_impl_and_self_calls() -> None:
     g = graph_of(
         {
@@ -272,3 +291,39 @@ def test_callers_carry_call_site_ranges_and_callees_the_unresolved_candidates() 
     out = callees(g, one(g, "f"))
     assert [(c.name, c.callee is not None) for c in out] == [("g", True), ("unknown", False)]
     assert {r.kind for r in references(g, one(g, "g"))} == {EdgeKind.CALL}
+
+
+def test_python_local_class_is_named_by_itself_and_overloads_fold() -> None:
+    g = graph_of(
+        {
+            "m.py": "from typing import overload\n\nclass Base: ...\n\n"
+            "def test_x():\n    class Source(Base):\n        pass\n    return Source()\n\n"
+            "class Command:\n    @overload\n    def main(self, a: int) -> None: ...\n"
+            "    @overload\n    def main(self, a: str) -> None: ...\n"
+            "    def main(self, a):\n        self.run()\n    def run(self): ...\n",
+        }
+    )
+    found = implementations(g, one(g, "Base"))
+    assert [(i.symbol, i.name, i.how, i.location.span.start.line) for i in found] == [
+        (None, "test_x.Source", ImplementationKind.SUBCLASS, 6)
+    ]
+    main = one(g, "Command.main")  # one symbol: the implementation, not its stubs
+    assert main.range.start.line == 15
+    assert [c.callee.qualified_name for c in callees(g, main) if c.callee] == ["Command.run"]
+
+
+def test_python_modules_are_named_from_their_package_root() -> None:
+    g = graph_of(
+        {
+            "src/click/__init__.py": "from .core import Command\n",
+            "src/click/core.py": "from ._compat import term\n\nclass Command:\n    def run(self):\n"
+            "        return term()\n",
+            "src/click/_compat.py": "def term(): ...\n",
+        }
+    )
+    (imp,) = [e for e in g.snapshot.edges_of("src/click/core.py") if e.kind is EdgeKind.IMPORT]
+    r = g.resolver.resolve(imp)
+    assert r.symbol is not None and r.symbol.qualified_name == "term"
+    assert g.snapshot.module_name("src/click/_compat.py") == "click._compat"
+    assert g.resolver.python_module("click.core") == g.resolver.python_module("src.click.core")
+    assert g.resolver.python_module("click.core").name == "click.core"  # type: ignore[union-attr]

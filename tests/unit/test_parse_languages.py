@@ -476,6 +476,21 @@ def test_swift_struct_protocol_extension_and_init() -> None:
     }
 
 
+def test_swift_of_today_parses_without_errors() -> None:
+    """Typed throws, ``borrowing`` / ``consume``, macros: the pinned tree-sitter-swift reads them."""
+    source = (
+        "struct S {\n"
+        "    func load() throws(LoadError) -> Int { 1 }\n"
+        "    func take(_ x: borrowing Item) { let y = consume x; use(y) }\n"
+        "    func check() throws { let v = try #require(value); #expect(v == 1) }\n"
+        "    func last() {}\n"
+        "}\n"
+    )
+    result = parse("swift", source)
+    assert not result.had_errors
+    assert set(symbols_of(result)) == {"S", "S.load", "S.take", "S.check", "S.last"}
+
+
 def test_kotlin_interface_object_and_enum_class() -> None:
     source = (
         "interface Shape { fun area(): Double }\nobject Registry {\n    fun add() {}\n}\n"

@@ -1,0 +1,202 @@
+"""Receiver types the code states (real tree-sitter, no store): calls through typed names
+resolve, and a name whose type the code does not state stays unresolved with candidates."""
+
+from __future__ import annotations
+
+import pytest
+
+from codesift.indexer.graph import Graph
+from codesift.indexer.model import EdgeKind
+
+from .test_graph_resolve import graph_of
+
+MODELS = """
+from typing import Optional
+
+class Context:
+    def invoke(self): ...
+    def child(self) -> "Context": ...
+    def parent(self) -> Context: ...
+    def __enter__(self) -> Context: ...
+
+class Plain:
+    def invoke(self): ...
+    def __enter__(self): ...
+
+def make() -> Context: ...
+def unknown(): ...
+"""
+
+
+def resolved(graph: Graph, path: str, line_text: str) -> str | None:
+    """What the call whose line holds ``line_text`` resolves to (its qualified name)."""
+    lines = graph_source[path].split("\n")
+    found = []
+    for e in graph.snapshot.edges_of(path):
+        if e.kind is EdgeKind.CALL and line_text in lines[e.line - 1]:
+            found.append(e)
+    assert found, line_text
+    r = graph.resolver.resolve(found[-1])
+    if r.symbol is not None:
+        return r.symbol.qualified_name
+    assert r.candidates, f"{line_text}: unresolved and no candidates"
+    return None
+
+
+graph_source: dict[str, str] = {}
+
+
+def graph(code: str) -> Graph:
+    import textwrap
+
+    files = {"models.py": MODELS, "use.py": "from models import *\n" + textwrap.dedent(code).lstrip("\n")}
+    graph_source.clear()
+    graph_source.update({p: textwrap.dedent(t).lstrip("\n") for p, t in files.items()})
+    return graph_of(files)
+
+
+@pytest.mark.parametrize(
+    ("code", "call", "want"),
+    [
+        ("def f(ctx: Context):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f(ctx: Optional[Context] = None):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f(ctx: Context | None):\n    ctx.invoke()\n", "ctx.invoke", "Context.invoke"),
+        ("def f():\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    x = make()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f(c: Context):\n    x = c.parent()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    with Context() as c:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    x: Context = unknown()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("def f():\n    x = None\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        ("g = Context()\ndef f():\n    g.invoke()\n", "g.invoke", "Context.invoke"),
+        ("def f():\n    Context().invoke()\n", "Context().invoke", "Context.invoke"),
+        ("def f():\n    make().parent().invoke()\n", "invoke", "Context.invoke"),
+        ("def f():\n    x = Context().parent()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def run(self):\n"
+            "        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class C:\n    c: Context\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+    ],
+)
+def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
+    assert resolved(graph(code), "use.py", call) == want
+
+
+@pytest.mark.parametrize(
+    ("code", "call"),
+    [
+        # the type is not stated, or two statements disagree: never a guess
+        ("def f(ctx):\n    ctx.invoke()\n", "ctx.invoke"),
+        ("def f():\n    unknown().invoke()\n", "invoke"),
+        ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
+        ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
+        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
+        ("def f(xs):\n    x = Context()\n    for x in xs:\n        x.invoke()\n", "x.invoke"),
+        ("def f(xs):\n    x = Context()\n    [x.invoke() for x in xs]\n", "x.invoke"),
+        ("def f():\n    x = Context()\n    x, y = 1, 2\n    x.invoke()\n", "x.invoke"),
+        ("def f(*x: Context):\n    x.invoke()\n", "x.invoke"),
+        ("def f(x: Context, xs):\n    [x.invoke() for x in xs]\n", "x.invoke"),
+        ("def f(x: Context):\n    g = lambda x: x.invoke()\n", "x.invoke"),
+        ("def f(x: Context):\n    def inner(x):\n        x.invoke()\n", "x.invoke"),
+        ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
+        ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
+            "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+    ],
+)
+def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
+    assert resolved(graph(code), "use.py", call) is None
+
+
+SWIFT = {
+    "Auth.swift": """
+extension Request {
+    public var auth: Authentication { .init(request: self) }
+    public struct Authentication {
+        let request: Request
+    }
+}
+extension Request.Authentication {
+    public func login(_ x: Int) { self.cache.insert(x) }
+    var cache: Cache { Cache() }
+}
+final class Cache { func insert(_ x: Int) {} }
+final class Request { func go() {} }
+""",
+}
+
+
+def swift_call(code: str, call: str) -> str | None:
+    g = graph_of({**SWIFT, "Use.swift": code})
+    (edge,) = [e for e in g.snapshot.edges_of("Use.swift") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+def test_swift_typed_parameters_locals_and_extension_properties() -> None:
+    code = "func h(request: Request) {\n    request.auth.login(1)\n    let c = Cache()\n    c.insert(2)\n}\n"
+    assert swift_call(code, "request.auth.login") == "Request.Authentication.login"
+    assert swift_call(code, "c.insert") == "Cache.insert"
+    assert swift_call("func h(c: Cache?) {\n    c.insert(1)\n}\n", "c.insert") == "Cache.insert"
+    # a property an extension declares, through `self`
+    g = graph_of(SWIFT)
+    (edge,) = [e for e in g.snapshot.edges_of("Auth.swift") if e.to_name == "self.cache.insert"]
+    assert g.resolver.resolve(edge).symbol == g.find("Cache.insert")[0]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "func h(request: Request, xs: [Int]) {\n    xs.map { request in request.go() }\n}\n",
+        "func h(request: Request?) {\n    if let request = request { request.go() }\n}\n",
+        "func h(xs: [Request]) {\n    for request in xs { request.go() }\n}\n",
+        "func h(request: Request) {\n    let (request, y) = pair\n    request.go()\n}\n",
+    ],
+)
+def test_swift_shadowing_bindings_leave_the_name_untyped(code: str) -> None:
+    assert swift_call(code, "request.go") is None
+
+
+JAVA = {
+    "src/a/Foo.java": "package a;\npublic class Foo {\n    Bar made() { return null; }\n"
+    "    void go() {}\n}\n",
+    "src/a/Bar.java": "package a;\npublic class Bar {\n    void run() {}\n"
+    "    Foo back() { return null; }\n}\n",
+    "src/a/T.java": "package a;\npublic class T {\n    void run() {}\n}\n",
+}
+
+
+def java_call(body: str, call: str, fields: str = "") -> str | None:
+    code = f"package a;\nclass Use {{\n{fields}    <T> void m(Foo f) {{\n{body}    }}\n}}\n"
+    g = graph_of({**JAVA, "src/a/Use.java": code})
+    (edge,) = [
+        e for e in g.snapshot.edges_of("src/a/Use.java") if e.kind is EdgeKind.CALL and e.to_name == call
+    ]
+    r = g.resolver.resolve(edge)
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        f.go();\n", "f.go", "Foo.go"),
+        ("        var b = new Bar();\n        b.run();\n", "b.run", "Bar.run"),
+        ("        Bar c = f.made();\n        c.back().go();\n", "c.back().go", "Foo.go"),
+        ("        f.made().run();\n", "f.made().run", "Bar.run"),
+        ("        this.foo.go();\n", "this.foo.go", "Foo.go"),
+        # a generic parameter named like a class is not that class
+        ("        T t = null;\n        t.run();\n", "t.run", None),
+        ("        for (Bar x : xs) { }\n        Bar x = null;\n        x.run();\n", "x.run", None),
+    ],
+)
+def test_java_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert java_call(body, call, fields="    private Foo foo;\n") == want
