@@ -21,11 +21,12 @@ import inspect
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from codesift.indexer.errors import (
     CodesiftError,
@@ -475,10 +476,46 @@ how code connects, read_file for a cited path and line range.
 Every answer starts with what it holds and ends with how to get more; [ERROR: CODE] answers say why."""
 
 
+class CodesiftMcpServer(MCPServer):
+    """The SDK's server, with arguments checked first: an unknown or ill-typed one is
+    answered ``[ERROR: INVALID_ARGUMENT]`` naming it (the SDK ignored unknown ones and
+    answered a wrong type with pydantic's raw text)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        problem = None if tool is None else argument_problem(name, tool, arguments)
+        if problem is not None:
+            text = f"[ERROR: INVALID_ARGUMENT] {problem}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await super().call_tool(name, arguments, context)
+
+
+def argument_problem(name: str, tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """What is wrong with a tool call's arguments, naming the argument; None when nothing."""
+    known = list(tool.parameters.get("properties", {}))
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        return (
+            f"{name} has no argument {', '.join(map(repr, unknown))}; "
+            f"its arguments are {', '.join(known) or 'none'}"
+        )
+    try:
+        tool.fn_metadata.validate_arguments(arguments)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "arguments"
+        more = len(exc.errors()) - 1
+        tail = f" (and {more} more)" if more else ""
+        return f"argument {where!r} of {name}: {first['msg']}{tail}"
+    return None
+
+
 def create_server(config: McpConfig) -> MCPServer:
     """An MCP server exposing :data:`TOOL_NAMES` over one :class:`AgentTools`."""
     tools = AgentTools(config)
-    server = MCPServer(
+    server = CodesiftMcpServer(
         "codesift",
         instructions=INSTRUCTIONS.format(roots=", ".join(map(str, tools.roots))),
         log_level="WARNING",
