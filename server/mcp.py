@@ -66,6 +66,7 @@ from .mcp_base import (
     Limit,
     McpConfig,
     Offset,
+    Projects,
     _answer,
     _check_page,
     _filters,
@@ -92,12 +93,14 @@ TOOL_NAMES: tuple[str, ...] = (
 class AgentTools(GraphTools):
     """The MCP tools: each translates arguments, calls the engine, and sizes the answer."""
 
-    def _search(self, request: SearchRequest, want: int) -> tuple[list[tuple[Path, SearchHit]], list[str]]:
-        """Hits of every root (best first) and the notes; raises when no root could answer."""
+    def _search(
+        self, request: SearchRequest, want: int, roots: tuple[Path, ...]
+    ) -> tuple[list[tuple[Path, SearchHit]], list[str]]:
+        """Hits of every root asked (best first) and the notes; raises when no root could answer."""
         hits: list[tuple[Path, SearchHit]] = []
         notes: list[str] = []
         failures: list[CodesiftError] = []
-        for root in self.roots:
+        for root in roots:
             settings = self.workspaces.settings(root)
             try:
                 store, _ = self.workspaces.store(root, settings)
@@ -122,16 +125,24 @@ class AgentTools(GraphTools):
             hits += [(root, h) for h in result.hits]
             prefix = "" if len(self.roots) == 1 else f"{root}: "
             notes += [prefix + n for n in result.report.notes]
-        if len(failures) == len(self.roots):
+        if len(failures) == len(roots):
             raise failures[0]
         notes += [error_line(f) for f in failures]
         hits.sort(key=lambda rh: -rh[1].score)
         return hits, notes
 
-    def _chunk_answer(self, tool: str, request: SearchRequest, limit: int | None, offset: int) -> str:
+    def _chunk_answer(
+        self,
+        tool: str,
+        request: SearchRequest,
+        limit: int | None,
+        offset: int,
+        projects: Sequence[str] | None,
+    ) -> str:
         limit = self.agent_limit() if limit is None else limit
         _check_page(limit, offset)
-        hits, notes = self._search(request, offset + 2 * limit)  # one page ahead: "how many more"
+        roots = self.roots_named(projects)
+        hits, notes = self._search(request, offset + 2 * limit, roots)  # one page ahead: "how many more"
         if request.mode == "vector" and not hits:
             failed = [n for n in notes if "semantic search" in n]
             if failed:
@@ -191,6 +202,7 @@ class AgentTools(GraphTools):
                 "evidence (default false): for 'which files would I change for this issue'."
             ),
         ] = False,
+        projects: Projects = None,
     ) -> str:
         """Best first: exact grep + BM25 + vector search fused by weighted Reciprocal Rank Fusion.
 
@@ -210,7 +222,7 @@ class AgentTools(GraphTools):
         )
         if not 0 <= hops <= MAX_HOPS:
             raise QueryError(f"hops must be between 0 and {MAX_HOPS}; got {hops}")
-        return self._chunk_answer("hybrid_search", request, limit, offset)
+        return self._chunk_answer("hybrid_search", request, limit, offset, projects)
 
     @_answer
     def vector_search(
@@ -226,6 +238,7 @@ class AgentTools(GraphTools):
             float | None,
             Field(description="Drop results whose cosine similarity is below this, 0-1 (default 0.0)."),
         ] = None,
+        projects: Projects = None,
     ) -> str:
         """Semantic search only: chunks whose embedding is nearest to the query (cosine).
 
@@ -237,7 +250,7 @@ class AgentTools(GraphTools):
             filters=_filters(include, exclude, languages, kinds),
             min_similarity=min_similarity,
         )
-        return self._chunk_answer("vector_search", request, limit, offset)
+        return self._chunk_answer("vector_search", request, limit, offset, projects)
 
     @_answer
     def grep_search(
@@ -264,13 +277,15 @@ class AgentTools(GraphTools):
             Field(description=f"Passages per answer, 1-{MAX_LIMIT} (default: as many as fit the budget)."),
         ] = None,
         offset: Annotated[int, Field(description="Skip this many passages, to page on (default 0).")] = 0,
+        projects: Projects = None,
     ) -> str:
         """Exact search with ripgrep over the files on disk (no index needed): every match, never ranked away.
 
         Answers passages of ±10 lines around matches (match lines marked ':'),
         in file then line order; the first line gives characters and unique
         files, the last how many passages are left and the offset to get them."""
-        root_settings = [(root, self.workspaces.settings(root)) for root in self.roots]
+        roots = self.roots_named(projects)
+        root_settings = [(root, self.workspaces.settings(root)) for root in roots]
         s = root_settings[0][1].search
         ctx = s.grep_context if context is None else context
         if not 0 <= ctx <= 50:
@@ -304,9 +319,7 @@ class AgentTools(GraphTools):
         ]
         if not passages:
             how = "regex" if regex else "literal"
-            notes.append(
-                f"no match for {pattern!r} ({how}, {case} case) in {', '.join(map(str, self.roots))}"
-            )
+            notes.append(f"no match for {pattern!r} ({how}, {case} case) in {', '.join(map(str, roots))}")
         if len(page) < len(passages):
             notes.append(f"{plural(len(passages), 'passages')} in {plural(total_files, 'files')} in all")
         return page_answer(
@@ -335,6 +348,7 @@ class AgentTools(GraphTools):
         include: Include = None,
         exclude: Exclude = None,
         languages: Languages = None,
+        projects: Projects = None,
     ) -> str:
         """Definitions by name: exact first, then prefix, camel-hump, substring and fuzzy; a class brings its
         members.
@@ -349,7 +363,7 @@ class AgentTools(GraphTools):
         filtered = bool(wanted or langs or not path_filters.is_empty())
         fetch = (offset + 2 * limit) * (5 if filtered else 1)
         found: list[tuple[Path, SymbolHit]] = []
-        for root in self.roots:
+        for root in self.roots_named(projects):
             store, index = self.workspaces.store(root, self.workspaces.settings(root))
             for h in find_symbols(store, name, limit=fetch, index=index):
                 s = h.symbol

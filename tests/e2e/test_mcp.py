@@ -436,6 +436,23 @@ async def test_two_roots_cite_absolute_paths(places: dict[str, Path]) -> None:
         assert all(p.startswith("/") for p in s.cited()) and len(s.cited()) == 2
 
 
+async def test_a_project_filter_picks_roots_by_name_and_an_unknown_one_is_named(
+    places: dict[str, Path],
+) -> None:
+    ws, text_only = places["ws"], places["text_only"]
+    only = os.path.realpath(text_only)
+    async with mcp_client("--root", str(ws), "--root", str(text_only)) as c:
+        a = await c.call("grep_search", pattern="retry_upload", projects=["text-only"])
+        assert a.cited() == [f"{only}/app/upload.py:1-11"]
+        s = await c.call("symbol_search", name="parse_config", projects=["text-only"])
+        assert len(s.cited()) == 1 and s.cited()[0].startswith(only)
+        h = await c.call("hybrid_search", semantic_query="retry upload", projects=["text-only"])
+        assert h.cited() and all(p.startswith(only) for p in h.cited())
+        bad = await c.call("hybrid_search", semantic_query="retry upload", projects=["nope"])
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] argument 'projects': no project named 'nope'")
+        assert "text-only" in bad.first and "ws" in bad.first
+
+
 async def test_find_callers_cites_call_sites(places: dict[str, Path]) -> None:
     async with mcp_client("--root", str(places["graph"])) as c:
         a = await c.call("find_callers", name="compute_total")
