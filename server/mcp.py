@@ -76,6 +76,10 @@ from .mcp_graph import GraphTools
 
 log = logging.getLogger(__name__)
 
+# grep_search keeps this many matching lines, in path order, so every page of an answer
+# comes from the same passages (an agent pages with offset; no cap on the offset).
+GREP_MAX_MATCHES = 100_000
+
 # The tools this server registers, in the order clients list them.
 TOOL_NAMES: tuple[str, ...] = (
     "hybrid_search",
@@ -290,7 +294,9 @@ class AgentTools(GraphTools):
         ctx = s.grep_context if context is None else context
         if not 0 <= ctx <= 50:
             raise QueryError(f"context must be between 0 and 50 lines; got {ctx}")
-        _check_page(1 if limit is None else limit, offset)
+        _check_page(1 if limit is None else limit, 0)
+        if offset < 0:
+            raise QueryError(f"offset must be 0 or more; got {offset}")
         passages: list[tuple[Path, Passage]] = []
         notes: list[str] = []
         for root, settings in root_settings:
@@ -303,7 +309,9 @@ class AgentTools(GraphTools):
                 index_settings=settings.index,
                 include=tuple(include or ()),
                 exclude=tuple(exclude or ()),
+                max_matches=GREP_MAX_MATCHES,
                 timeout_s=settings.search.grep_timeout_s,
+                sort_paths=True,  # each page re-runs the grep: the same passages every time
             )
             langs = set(languages or ())
             passages += [

@@ -290,6 +290,29 @@ async def test_grep_search_passages_and_errors(places: dict[str, Path]) -> None:
         assert bad.first.startswith("[ERROR: INVALID_ARGUMENT]")
 
 
+async def test_grep_search_pages_past_a_thousand_passages_and_answers_alike_each_time(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "many"
+    for f in range(1_300):  # 1,300 files with one match each: 1,300 passages
+        (root / f"d{f % 13}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{f % 13}" / f"m{f:04}.txt").write_text(f"line one\nneedle {f}\nline three\n")
+    for f in range(6):  # 12,000 passages (matches 25 lines apart): past the engine's default cut of 10,000
+        lines = (f"haystack {n}\n" if n % 25 == 0 else "-\n" for n in range(50_000))
+        (root / f"big{f}.txt").write_text("".join(lines))
+    async with mcp_client("--root", str(root)) as c:
+        page = await c.call("grep_search", pattern="needle", context=0, limit=50, offset=1_200)
+        assert not page.is_error, page.first
+        assert len(page.cited()) == 50 and page.summary()[1] == 50
+        assert "offset=1250" in page.text
+        last = await c.call("grep_search", pattern="needle", context=0, limit=50, offset=1_250)
+        assert len(last.cited()) == 50 and "[END]" in last.text
+        one = await c.call("grep_search", pattern="haystack", context=0, limit=5, offset=11_000)
+        two = await c.call("grep_search", pattern="haystack", context=0, limit=5, offset=11_000)
+        assert one.text == two.text and len(one.cited()) == 5, one.text[:500]
+        assert "12,000 passages in 6 files in all" in one.text
+
+
 async def test_symbol_search_lists_definitions(places: dict[str, Path]) -> None:
     async with mcp_client("--root", str(places["ws"])) as c:
         a = await c.call("symbol_search", name="AuthService")
