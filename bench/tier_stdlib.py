@@ -16,6 +16,7 @@ from codesift.indexer.store import Store
 from codesift.indexer.sync import index_status, index_workspace, open_store
 
 from . import corpora, peers, probes, queries
+from .cli_wall import cli_wall
 from .report import Table, percentiles
 from .server_probe import probe_server
 
@@ -67,6 +68,7 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
             probes.mode_latency(store, settings, root, embedder, mode, nl),
         )
     table.latency(tier, "workspace/symbol", probes.symbol_latency(store, names), p50_limit=10)
+    cli_figures(table, root, vectors)
     if not vectors:  # the server would start embedding the whole library
         return root
     server = probe_server(root, nl[:21])
@@ -78,6 +80,22 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
         else:
             table.add("server", name, value, unit)
     return root
+
+
+def cli_figures(table: Table, root: Path, vectors: bool) -> None:
+    """``codesift grep / search / symbols`` wall time, each its own process, beside ``rg``:
+    with a server running for the index (its vectors job paused when the index has none)
+    and without one."""
+    figures = cli_wall(root, pause_vectors=not vectors)
+    limits = {"--version": 150.0, "server running": 300.0, "no server": 1000.0}
+    for figure, value in figures.items():
+        unit = figure[figure.rindex("(") + 1 : -1]
+        name = "CLI " + figure[: figure.rindex("(")].strip()
+        limit = next((v for k, v in limits.items() if k in figure and unit == "ms"), None)
+        if limit is None or name.startswith("CLI rg") or (not vectors and "search" in name):
+            table.add("stdlib", name, value, unit)
+        else:
+            table.below("stdlib", name, value, unit, limit)
 
 
 def save_figures(

@@ -7,19 +7,24 @@ The engine is imported inside each command, when it runs.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import click
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from codesift.indexer.embed import Embedder
+    from codesift.indexer.graph import Graph
+    from codesift.indexer.search.symbols import SymbolIndex
+    from codesift.indexer.settings import Settings
+    from codesift.indexer.store import Store
 
 EXIT_NOTHING = 1
 EXIT_ERROR = 2
@@ -53,14 +58,18 @@ out: Any = _LazyConsole(stderr=False)
 
 def to_jsonable(value: object) -> object:
     """Dataclasses, enums and tuples → plain JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Enum):
-        return value.value
+    if value is None or isinstance(value, bool | int | float | str):
+        return value.value if isinstance(value, Enum) else value
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
+    import dataclasses  # imports inspect: off the fast path, which sends plain values
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
     return value
 
 
@@ -68,26 +77,90 @@ def print_json(value: object) -> None:
     click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
 
 
+def exit_code(exc: Exception) -> int:
+    """The README's exit code for an engine error: no index → 1 ("nothing there"),
+    another writer with ``--no-wait`` → 3, any other → 2."""
+    from codesift.indexer.errors import IndexBusyError, IndexMissingError
+
+    if isinstance(exc, IndexBusyError):
+        return EXIT_BUSY
+    if isinstance(exc, IndexMissingError):
+        return EXIT_NOTHING
+    return EXIT_ERROR
+
+
 @contextmanager
 def engine_errors() -> Iterator[None]:
-    """Map engine errors to a readable line on stderr and the README's exit codes, in one place.
-
-    No index → 1 ("nothing there"), another writer with ``--no-wait`` → 3, any other
-    engine error → 2.
-    """
-    from codesift.indexer.errors import CodesiftError, IndexBusyError, IndexMissingError
+    """Map engine errors to a readable line on stderr and the README's exit codes, in one place."""
+    from codesift.indexer.errors import CodesiftError
 
     try:
         yield
-    except IndexBusyError as exc:
-        click.echo(f"codesift: {exc}", err=True)
-        sys.exit(EXIT_BUSY)
-    except IndexMissingError as exc:
-        click.echo(f"codesift: {exc}", err=True)
-        sys.exit(EXIT_NOTHING)
     except CodesiftError as exc:
         click.echo(f"codesift: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(exit_code(exc))
+
+
+class Parts(Protocol):
+    """What a command's answer is computed with: in this process (``LocalParts``) or
+    in a running server, whose store, model and symbol index are already loaded."""
+
+    root: Path
+    settings: Settings
+
+    def store(self) -> Store: ...
+
+    def embedder(self) -> Embedder: ...
+
+    def symbol_index(self) -> SymbolIndex | None: ...
+
+    def graph(self, hops: int) -> AbstractContextManager[Graph | None]: ...
+
+
+class LocalParts:
+    """The engine's parts opened by this process for one command."""
+
+    def __init__(self, root: Path) -> None:
+        from codesift.indexer.settings import load_settings
+
+        self.root = root
+        self.settings = load_settings(root)
+
+    def store(self) -> Store:
+        from codesift.indexer.sync import open_store
+
+        return open_store(self.root, self.settings)
+
+    def embedder(self) -> Embedder:
+        from codesift.indexer.embed import make_embedder
+
+        return make_embedder(self.settings.embed)
+
+    def symbol_index(self) -> SymbolIndex | None:
+        return None  # find_symbols reads the table itself
+
+    def graph(self, hops: int) -> AbstractContextManager[Graph | None]:
+        return nullcontext(None)  # the search loads one when it follows references
+
+
+def answer(
+    root: Path, command: str, args: dict[str, Any], compute: Callable[..., dict[str, object]]
+) -> dict[str, Any]:
+    """A command's JSON answer: from the server running for this index when there is
+    one (``endpoint``), else ``compute(LocalParts(root), **args)`` here. Errors end the
+    command the same way on both paths (a line on stderr, the README's exit code)."""
+    from .endpoint import ask
+
+    reply = ask(root, command, cast(dict[str, Any], to_jsonable(args)))
+    if reply is None:
+        with engine_errors():
+            return compute(LocalParts(root), **args)
+    if "usage" in reply:
+        raise click.BadParameter(str(reply["usage"]))
+    if "error" in reply:
+        click.echo(f"codesift: {reply['error']['message']}", err=True)
+        sys.exit(int(reply["error"]["exit"]))
+    return dict(reply["ok"])
 
 
 def find_root(explicit: Path | None) -> Path:

@@ -1,16 +1,22 @@
-"""``codesift search``, ``grep`` and ``symbols``: translate flags, call the engine, print."""
+"""``codesift search``, ``grep`` and ``symbols``: translate flags, call the engine, print.
+
+Each command builds its JSON answer (the ``--json`` shape) with a ``*_payload``
+function, either here or in a running server for the same index (``endpoint``),
+then prints that answer: the output is the same whichever answered.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from .cli_common import (
-    engine_errors,
+    Parts,
+    answer,
     err,
     find_root,
     out,
@@ -23,7 +29,39 @@ from .cli_common import (
 
 if TYPE_CHECKING:
     from codesift.indexer.search.grep import CaseMode
-    from codesift.indexer.search.results import Filters, SearchMode, SearchReport, SearchResult
+    from codesift.indexer.search.results import Filters, SearchMode, SearchResult
+
+MEMBER_MATCH = 7  # SymbolMatch.MEMBER (a class's member brought in by its class); a test keeps them equal
+# LSP SymbolKind names by number (1…26, the engine's SymbolKind): importing the engine's
+# model costs more than the rest of an answer's printing; a test keeps them equal.
+SYMBOL_KINDS = [
+    "file",
+    "module",
+    "namespace",
+    "package",
+    "class",
+    "method",
+    "property",
+    "field",
+    "constructor",
+    "enum",
+    "interface",
+    "function",
+    "variable",
+    "constant",
+    "string",
+    "number",
+    "boolean",
+    "array",
+    "object",
+    "key",
+    "null",
+    "enum_member",
+    "struct",
+    "event",
+    "operator",
+    "type_parameter",
+]
 
 
 def _filters(
@@ -112,20 +150,78 @@ def search(
     as_json: bool,
 ) -> None:
     """Hybrid search (grep + BM25 + vectors) for QUERY."""
-    from codesift.indexer.embed import make_embedder
+    root = find_root(root)
+    args: dict[str, Any] = {
+        "query": query,
+        "mode": mode,
+        "keywords": keywords,
+        "limit": limit,
+        "include": include,
+        "exclude": exclude,
+        "lang": lang,
+        "kind": kind,
+        "project": project,
+        "semantic_weight": semantic_weight,
+        "keyword_weight": keyword_weight,
+        "grep_weight": grep_weight,
+        "min_similarity": min_similarity,
+        "threshold": threshold,
+        "hops": hops,
+        "files": files,
+    }
+    payload = answer(root, "search", args, search_payload)
+    if as_json:
+        print_json(payload)
+        return
+    say_index(root)
+    hits = cast(list[dict[str, Any]], payload["hits"])
+    for hit in hits:
+        stale = " [red](changed since indexed)[/]" if hit["stale"] else ""
+        what = f" {hit['kind']} {hit['symbol']}" if hit["symbol"] else f" {hit['kind']}"
+        if hit["via"]:
+            what += f" [dim](via {' → '.join(hit['via'])})[/]"
+        out.print(
+            f"[bold cyan]{hit['path']}[/]:{hit['start_line']}-{hit['end_line']}  "
+            f"[green]{hit['score']:.3f}[/] [dim]{'+'.join(hit['sources'])}[/]{what}{stale}"
+        )
+        if not files:
+            _print_hit_text(hit["text"], hit["start_line"], hit["highlights"], 8)
+    _print_report(cast(dict[str, Any], payload["report"]))
+    if not hits:
+        sys.exit(1)
+
+
+def search_payload(
+    parts: Parts,
+    *,
+    query: str,
+    mode: str,
+    keywords: str | None,
+    limit: int | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    lang: Sequence[str],
+    kind: Sequence[str],
+    project: Sequence[str],
+    semantic_weight: float | None,
+    keyword_weight: float | None,
+    grep_weight: float | None,
+    min_similarity: float | None,
+    threshold: float | None,
+    hops: int,
+    files: bool,
+) -> dict[str, object]:
+    """``codesift search``'s JSON answer, computed with ``parts`` (here or in a server)."""
     from codesift.indexer.errors import EmbedError
     from codesift.indexer.search.hybrid import search as run_search
     from codesift.indexer.search.results import SearchRequest
-    from codesift.indexer.settings import load_settings
-    from codesift.indexer.sync import open_store
 
-    root = find_root(root)
     request = SearchRequest(
         query=query,
         mode=cast("SearchMode", mode),
         exact_keywords=keywords,
         limit=limit,
-        filters=_filters(include, exclude, lang, kind, project),
+        filters=_filters(tuple(include), tuple(exclude), tuple(lang), tuple(kind), tuple(project)),
         semantic_weight=semantic_weight,
         keyword_weight=keyword_weight,
         grep_weight=grep_weight,
@@ -134,35 +230,24 @@ def search(
         hops=hops,
         group_by="file" if files else "chunk",
     )
-    with engine_errors():
-        settings = load_settings(root)
-        store = open_store(root, settings)
-        embedder, semantic_off = None, ""
-        if mode in ("hybrid", "vector"):
-            try:
-                embedder = make_embedder(settings.embed)
-            except EmbedError as exc:  # BM25 and grep still answer; the report says why
-                semantic_off = str(exc)
-        result = run_search(store, request, settings, root=root, embedder=embedder, semantic_off=semantic_off)
-    if as_json:
-        print_json(with_index(root, search_json(result)))
-        return
-    say_index(root)
-    for hit in result.hits:
-        c = hit.chunk
-        stale = " [red](changed since indexed)[/]" if hit.stale else ""
-        what = f" {c.kind} {c.symbol}" if c.symbol else f" {c.kind}"
-        if hit.via:
-            what += f" [dim](via {' → '.join(hit.via)})[/]"
-        out.print(
-            f"[bold cyan]{c.path}[/]:{c.start_line}-{c.end_line}  [green]{hit.score:.3f}[/] "
-            f"[dim]{'+'.join(hit.sources)}[/]{what}{stale}"
+    store = parts.store()
+    embedder, semantic_off = None, ""
+    if mode in ("hybrid", "vector"):
+        try:
+            embedder = parts.embedder()
+        except EmbedError as exc:  # BM25 and grep still answer; the report says why
+            semantic_off = str(exc)
+    with parts.graph(hops) as graph:
+        result = run_search(
+            store,
+            request,
+            parts.settings,
+            root=parts.root,
+            embedder=embedder,
+            graph=graph,
+            semantic_off=semantic_off,
         )
-        if not files:
-            _print_hit_text(c.text, c.start_line, hit.highlights, 8)
-    _print_report(result.report)
-    if not result.hits:
-        sys.exit(1)
+    return with_index(parts.root, search_json(result))
 
 
 def search_json(result: SearchResult) -> dict[str, object]:
@@ -191,15 +276,15 @@ def search_json(result: SearchResult) -> dict[str, object]:
     return {"hits": hits, "report": cast(dict[str, object], to_jsonable(result.report))}
 
 
-def _print_report(report: SearchReport) -> None:
+def _print_report(report: dict[str, Any]) -> None:
     from rich.markup import escape
 
-    per = ", ".join(f"{k} {v}" for k, v in report.per_source.items())
+    per = ", ".join(f"{k} {v}" for k, v in report["per_source"].items())
     err.print(
-        f"[dim]{report.chunks} chunks from {report.unique_files} files, {report.chars:,} characters; "
-        f"{per}; {report.millis.get('total', 0):.0f} ms[/]"
+        f"[dim]{report['chunks']} chunks from {report['unique_files']} files, "
+        f"{report['chars']:,} characters; {per}; {report['millis'].get('total', 0):.0f} ms[/]"
     )
-    for note in dict.fromkeys(report.notes):  # each condition once
+    for note in dict.fromkeys(report["notes"]):  # each condition once
         err.print(f"[yellow]note:[/] {escape(note)}")
 
 
@@ -234,49 +319,74 @@ def grep(
     as_json: bool,
 ) -> None:
     """Exact search with ripgrep; passages of ±10 lines around each match."""
-    from codesift.indexer.search.grep import grep as grep_files
-    from codesift.indexer.settings import load_settings
-
     root = find_root(root)
-    with engine_errors():
-        settings = load_settings(root)
-        result = grep_files(
-            root,
-            pattern,
-            regex=regex,
-            case=cast("CaseMode", case),
-            context=settings.search.grep_context if context is None else context,
-            index_settings=settings.index,
-            include=include,
-            exclude=exclude,
-            max_matches=max_matches,
-            timeout_s=settings.search.grep_timeout_s,
-        )
+    args: dict[str, Any] = {
+        "pattern": pattern,
+        "regex": regex,
+        "case": case,
+        "context": context,
+        "include": include,
+        "exclude": exclude,
+        "max_matches": max_matches,
+    }
+    payload = answer(root, "grep", args, grep_payload)
     if as_json:
-        print_json(with_index(root, result))
+        print_json(payload)
         return
     from rich.text import Text
 
     say_index(root)
-    for p in result.passages:
-        out.print(f"[bold cyan]{p.path}[/]")
-        body = Text(p.text)
-        for a, b in p.highlights:
+    passages = cast(list[dict[str, Any]], payload["passages"])
+    for p in passages:
+        out.print(f"[bold cyan]{p['path']}[/]")
+        body = Text(p["text"])
+        for a, b in p["highlights"]:
             body.stylize("bold yellow", a, b)
+        matched = set(p["match_lines"])
         for i, line in enumerate(body.split("\n")):
-            n = p.start_line + i
-            mark = ":" if n in p.match_lines else "-"
+            n = p["start_line"] + i
+            mark = ":" if n in matched else "-"
             out.print(Text(f"{n:>6}{mark} ", style="green" if mark == ":" else "dim") + line, soft_wrap=True)
         out.print()
     err.print(
-        f"[dim]{result.matches} matching lines in {result.files} files, "
-        f"{sum(len(p.text) for p in result.passages):,} characters; {result.millis:.0f} ms[/]"
+        f"[dim]{payload['matches']} matching lines in {payload['files']} files, "
+        f"{sum(len(p['text']) for p in passages):,} characters; {payload['millis']:.0f} ms[/]"
     )
-    if result.truncated:
-        err.print(f"[yellow]note:[/] stopped early: {result.reason}")
-    if not result.passages:
+    if payload["truncated"]:
+        err.print(f"[yellow]note:[/] stopped early: {payload['reason']}")
+    if not passages:
         err.print(f"no match for {pattern!r}")
         sys.exit(1)
+
+
+def grep_payload(
+    parts: Parts,
+    *,
+    pattern: str,
+    regex: bool,
+    case: str,
+    context: int | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    max_matches: int,
+) -> dict[str, object]:
+    """``codesift grep``'s JSON answer: ripgrep over the files on disk (no index needed)."""
+    from codesift.indexer.search.grep import grep as grep_files
+
+    settings = parts.settings
+    result = grep_files(
+        parts.root,
+        pattern,
+        regex=regex,
+        case=cast("CaseMode", case),
+        context=settings.search.grep_context if context is None else context,
+        index_settings=settings.index,
+        include=tuple(include),
+        exclude=tuple(exclude),
+        max_matches=max_matches,
+        timeout_s=settings.search.grep_timeout_s,
+    )
+    return with_index(parts.root, result)
 
 
 @click.command()
@@ -286,25 +396,28 @@ def grep(
 @click.option("--json", "as_json", is_flag=True, help="Print symbols as JSON.")
 def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
     """Definitions named NAME: exact first, then prefix and fuzzy; a class brings its methods."""
-    from codesift.indexer.search.symbols import SymbolMatch, find_symbols
-    from codesift.indexer.settings import load_settings
-    from codesift.indexer.sync import open_store
-
     root = find_root(root)
-    with engine_errors():
-        store = open_store(root, load_settings(root))
-        hits = find_symbols(store, name, limit=limit)
+    payload = answer(root, "symbols", {"name": name, "limit": limit}, symbols_payload)
     if as_json:
-        print_json({"index_root": str(root), "symbols": to_jsonable(hits)})
+        print_json(payload)
         return
     say_index(root)
+    hits = cast(list[dict[str, Any]], payload["symbols"])
     for h in hits:
-        s = h.symbol
-        indent = "    " if h.match is SymbolMatch.MEMBER else ""
+        s = h["symbol"]
+        indent = "    " if h["match"] == MEMBER_MATCH else ""
         out.print(
-            f"{indent}[bold]{s.qualified_name}[/] [dim]{s.kind.name.lower()}[/] "
-            f"[cyan]{s.path}[/]:{s.selection_range.start.line}"
+            f"{indent}[bold]{s['qualified_name']}[/] [dim]{SYMBOL_KINDS[s['kind'] - 1]}[/] "
+            f"[cyan]{s['path']}[/]:{s['selection_range']['start']['line']}"
         )
     if not hits:
         err.print(f"no symbol matches {name!r}")
         sys.exit(1)
+
+
+def symbols_payload(parts: Parts, *, name: str, limit: int) -> dict[str, object]:
+    """``codesift symbols``' JSON answer."""
+    from codesift.indexer.search.symbols import find_symbols
+
+    hits = find_symbols(parts.store(), name, limit=limit, index=parts.symbol_index())
+    return {"index_root": str(parts.root), "symbols": to_jsonable(hits)}

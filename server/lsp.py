@@ -38,6 +38,7 @@ from codesift.indexer.graph import Graph
 from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
+from .endpoint import NO_SERVER_ENV
 from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
 from .stream import single_writer
 
@@ -223,6 +224,8 @@ class CodesiftServer(LanguageServer):
         self.progress_cancels: dict[str | int, Callable[[], None]] = {}
         self._shown: set[str] = set()
         self.watch_ourselves = False  # the client cannot report file events: watchfiles does
+        # Each project answers `codesift search / grep / symbols` on a local socket (endpoint.py).
+        self.answer_cli = os.environ.get(NO_SERVER_ENV, "") in ("", "0")
 
     # ----- threads and the event loop ---------------------------------------------
 
@@ -335,6 +338,10 @@ class CodesiftServer(LanguageServer):
         self.projects[uri] = project
         if self.watch_ourselves:
             self.watch(project)
+        if self.answer_cli:
+            from .cli_endpoint import open_endpoint
+
+            open_endpoint(project)
         return project
 
     def watch(self, project: Project) -> None:

@@ -21,11 +21,12 @@ import inspect
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from codesift.indexer.errors import (
     CodesiftError,
@@ -65,6 +66,7 @@ from .mcp_base import (
     Limit,
     McpConfig,
     Offset,
+    Projects,
     _answer,
     _check_page,
     _filters,
@@ -73,6 +75,10 @@ from .mcp_base import (
 from .mcp_graph import GraphTools
 
 log = logging.getLogger(__name__)
+
+# grep_search keeps this many matching lines, in path order, so every page of an answer
+# comes from the same passages (an agent pages with offset; no cap on the offset).
+GREP_MAX_MATCHES = 100_000
 
 # The tools this server registers, in the order clients list them.
 TOOL_NAMES: tuple[str, ...] = (
@@ -91,12 +97,14 @@ TOOL_NAMES: tuple[str, ...] = (
 class AgentTools(GraphTools):
     """The MCP tools: each translates arguments, calls the engine, and sizes the answer."""
 
-    def _search(self, request: SearchRequest, want: int) -> tuple[list[tuple[Path, SearchHit]], list[str]]:
-        """Hits of every root (best first) and the notes; raises when no root could answer."""
+    def _search(
+        self, request: SearchRequest, want: int, roots: tuple[Path, ...]
+    ) -> tuple[list[tuple[Path, SearchHit]], list[str]]:
+        """Hits of every root asked (best first) and the notes; raises when no root could answer."""
         hits: list[tuple[Path, SearchHit]] = []
         notes: list[str] = []
         failures: list[CodesiftError] = []
-        for root in self.roots:
+        for root in roots:
             settings = self.workspaces.settings(root)
             try:
                 store, _ = self.workspaces.store(root, settings)
@@ -121,16 +129,24 @@ class AgentTools(GraphTools):
             hits += [(root, h) for h in result.hits]
             prefix = "" if len(self.roots) == 1 else f"{root}: "
             notes += [prefix + n for n in result.report.notes]
-        if len(failures) == len(self.roots):
+        if len(failures) == len(roots):
             raise failures[0]
         notes += [error_line(f) for f in failures]
         hits.sort(key=lambda rh: -rh[1].score)
         return hits, notes
 
-    def _chunk_answer(self, tool: str, request: SearchRequest, limit: int | None, offset: int) -> str:
+    def _chunk_answer(
+        self,
+        tool: str,
+        request: SearchRequest,
+        limit: int | None,
+        offset: int,
+        projects: Sequence[str] | None,
+    ) -> str:
         limit = self.agent_limit() if limit is None else limit
         _check_page(limit, offset)
-        hits, notes = self._search(request, offset + 2 * limit)  # one page ahead: "how many more"
+        roots = self.roots_named(projects)
+        hits, notes = self._search(request, offset + 2 * limit, roots)  # one page ahead: "how many more"
         if request.mode == "vector" and not hits:
             failed = [n for n in notes if "semantic search" in n]
             if failed:
@@ -190,6 +206,7 @@ class AgentTools(GraphTools):
                 "evidence (default false): for 'which files would I change for this issue'."
             ),
         ] = False,
+        projects: Projects = None,
     ) -> str:
         """Best first: exact grep + BM25 + vector search fused by weighted Reciprocal Rank Fusion.
 
@@ -209,7 +226,7 @@ class AgentTools(GraphTools):
         )
         if not 0 <= hops <= MAX_HOPS:
             raise QueryError(f"hops must be between 0 and {MAX_HOPS}; got {hops}")
-        return self._chunk_answer("hybrid_search", request, limit, offset)
+        return self._chunk_answer("hybrid_search", request, limit, offset, projects)
 
     @_answer
     def vector_search(
@@ -225,6 +242,7 @@ class AgentTools(GraphTools):
             float | None,
             Field(description="Drop results whose cosine similarity is below this, 0-1 (default 0.0)."),
         ] = None,
+        projects: Projects = None,
     ) -> str:
         """Semantic search only: chunks whose embedding is nearest to the query (cosine).
 
@@ -236,7 +254,7 @@ class AgentTools(GraphTools):
             filters=_filters(include, exclude, languages, kinds),
             min_similarity=min_similarity,
         )
-        return self._chunk_answer("vector_search", request, limit, offset)
+        return self._chunk_answer("vector_search", request, limit, offset, projects)
 
     @_answer
     def grep_search(
@@ -263,18 +281,22 @@ class AgentTools(GraphTools):
             Field(description=f"Passages per answer, 1-{MAX_LIMIT} (default: as many as fit the budget)."),
         ] = None,
         offset: Annotated[int, Field(description="Skip this many passages, to page on (default 0).")] = 0,
+        projects: Projects = None,
     ) -> str:
         """Exact search with ripgrep over the files on disk (no index needed): every match, never ranked away.
 
         Answers passages of ±10 lines around matches (match lines marked ':'),
         in file then line order; the first line gives characters and unique
         files, the last how many passages are left and the offset to get them."""
-        root_settings = [(root, self.workspaces.settings(root)) for root in self.roots]
+        roots = self.roots_named(projects)
+        root_settings = [(root, self.workspaces.settings(root)) for root in roots]
         s = root_settings[0][1].search
         ctx = s.grep_context if context is None else context
         if not 0 <= ctx <= 50:
             raise QueryError(f"context must be between 0 and 50 lines; got {ctx}")
-        _check_page(1 if limit is None else limit, offset)
+        _check_page(1 if limit is None else limit, 0)
+        if offset < 0:
+            raise QueryError(f"offset must be 0 or more; got {offset}")
         passages: list[tuple[Path, Passage]] = []
         notes: list[str] = []
         for root, settings in root_settings:
@@ -287,7 +309,9 @@ class AgentTools(GraphTools):
                 index_settings=settings.index,
                 include=tuple(include or ()),
                 exclude=tuple(exclude or ()),
+                max_matches=GREP_MAX_MATCHES,
                 timeout_s=settings.search.grep_timeout_s,
+                sort_paths=True,  # each page re-runs the grep: the same passages every time
             )
             langs = set(languages or ())
             passages += [
@@ -303,9 +327,7 @@ class AgentTools(GraphTools):
         ]
         if not passages:
             how = "regex" if regex else "literal"
-            notes.append(
-                f"no match for {pattern!r} ({how}, {case} case) in {', '.join(map(str, self.roots))}"
-            )
+            notes.append(f"no match for {pattern!r} ({how}, {case} case) in {', '.join(map(str, roots))}")
         if len(page) < len(passages):
             notes.append(f"{plural(len(passages), 'passages')} in {plural(total_files, 'files')} in all")
         return page_answer(
@@ -334,6 +356,7 @@ class AgentTools(GraphTools):
         include: Include = None,
         exclude: Exclude = None,
         languages: Languages = None,
+        projects: Projects = None,
     ) -> str:
         """Definitions by name: exact first, then prefix, camel-hump, substring and fuzzy; a class brings its
         members.
@@ -348,7 +371,7 @@ class AgentTools(GraphTools):
         filtered = bool(wanted or langs or not path_filters.is_empty())
         fetch = (offset + 2 * limit) * (5 if filtered else 1)
         found: list[tuple[Path, SymbolHit]] = []
-        for root in self.roots:
+        for root in self.roots_named(projects):
             store, index = self.workspaces.store(root, self.workspaces.settings(root))
             for h in find_symbols(store, name, limit=fetch, index=index):
                 s = h.symbol
@@ -475,10 +498,46 @@ how code connects, read_file for a cited path and line range.
 Every answer starts with what it holds and ends with how to get more; [ERROR: CODE] answers say why."""
 
 
+class CodesiftMcpServer(MCPServer):
+    """The SDK's server, with arguments checked first: an unknown or ill-typed one is
+    answered ``[ERROR: INVALID_ARGUMENT]`` naming it (the SDK ignored unknown ones and
+    answered a wrong type with pydantic's raw text)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        problem = None if tool is None else argument_problem(name, tool, arguments)
+        if problem is not None:
+            text = f"[ERROR: INVALID_ARGUMENT] {problem}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await super().call_tool(name, arguments, context)
+
+
+def argument_problem(name: str, tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """What is wrong with a tool call's arguments, naming the argument; None when nothing."""
+    known = list(tool.parameters.get("properties", {}))
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        return (
+            f"{name} has no argument {', '.join(map(repr, unknown))}; "
+            f"its arguments are {', '.join(known) or 'none'}"
+        )
+    try:
+        tool.fn_metadata.validate_arguments(arguments)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "arguments"
+        more = len(exc.errors()) - 1
+        tail = f" (and {more} more)" if more else ""
+        return f"argument {where!r} of {name}: {first['msg']}{tail}"
+    return None
+
+
 def create_server(config: McpConfig) -> MCPServer:
     """An MCP server exposing :data:`TOOL_NAMES` over one :class:`AgentTools`."""
     tools = AgentTools(config)
-    server = MCPServer(
+    server = CodesiftMcpServer(
         "codesift",
         instructions=INSTRUCTIONS.format(roots=", ".join(map(str, tools.roots))),
         log_level="WARNING",

@@ -66,6 +66,10 @@ Limit = Annotated[
     Field(description=f"Results per answer, 1-{MAX_LIMIT} (default: the search.agent_limit setting, 10)."),
 ]
 Offset = Annotated[int, Field(description=f"Skip this many results, to page on (0-{MAX_OFFSET}; default 0).")]
+Projects = Annotated[
+    list[str] | None,
+    Field(description="Only these projects (workspace roots by folder name), e.g. ['api']; default: all."),
+]
 
 P = ParamSpec("P")
 
@@ -210,6 +214,20 @@ class ToolsBase:
     def cite(self, root: Path, rel: str) -> str:
         """How answers name a file: relative to the root when there is one root, else absolute."""
         return rel if len(self.roots) == 1 else str(root / rel)
+
+    def roots_named(self, projects: Sequence[str] | None) -> tuple[Path, ...]:
+        """The roots a ``projects`` filter selects (all without one); an unknown name is an
+        INVALID_ARGUMENT answer listing the projects there are."""
+        if not projects:
+            return self.roots
+        names = {root.name for root in self.roots}
+        unknown = [p for p in projects if p not in names]
+        if unknown:
+            raise QueryError(
+                f"argument 'projects': no project named {', '.join(map(repr, unknown))}; "
+                f"the projects are {', '.join(sorted(names))}"
+            )
+        return tuple(root for root in self.roots if root.name in projects)
 
     def agent_limit(self) -> int:
         return int(self.workspaces.settings(self.roots[0]).search.agent_limit)

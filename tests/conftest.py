@@ -14,7 +14,8 @@ import pytest
 def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     # onnxruntime and nvim write under XDG dirs; git must not read the user's config.
     base = tmp_path_factory.mktemp("xdg")
-    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+    # XDG_RUNTIME_DIR: where servers publish their CLI sockets (server/endpoint.py).
+    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
         path = base / name.lower()
         path.mkdir(exist_ok=True)
         monkeypatch.setenv(name, str(path))

@@ -246,6 +246,7 @@ def rg_arguments(
     include: Sequence[str],
     exclude: Sequence[str],
     max_matches: int,
+    sort_paths: bool = False,
 ) -> list[str]:
     """The ripgrep command line (without the binary) for one grep call, run in the root.
 
@@ -255,6 +256,8 @@ def rg_arguments(
     """
     args = ["--json", "--no-config", "--hidden", "--no-require-git", "--no-ignore-dot"]
     args += ["--max-count", str(max_matches)]
+    if sort_paths:  # one thread, files in path order: the first max_matches are the same each time
+        args += ["--sort", "path"]
     args += ["--case-sensitive" if case_sensitive else "--ignore-case"]
     # --crlf lets `$` match before "\r\n"; a literal needs no help.
     args += ["--crlf"] if regex else ["--fixed-strings"]
@@ -484,6 +487,7 @@ def grep(
     exclude: Sequence[str] = (),
     max_matches: int = 10000,
     timeout_s: float = 10.0,
+    sort_paths: bool = False,
 ) -> GrepResult:
     """Grep a workspace for a literal (default) or a regex; passages of ±``context`` lines.
 
@@ -496,8 +500,12 @@ def grep(
 
     Every match line is returned, ordered by path then line, up to
     ``max_matches`` matching lines; hitting that or ``timeout_s`` sets
-    ``truncated`` with the reason. Raises QueryError for an empty pattern, an
-    invalid regex or glob, and WorkspaceError when the root is not a directory.
+    ``truncated`` with the reason. ripgrep searches files in parallel, so which
+    matches a cut at ``max_matches`` keeps can differ between calls; with
+    ``sort_paths`` it walks in path order on one thread (slower on big trees) and
+    keeps the same ones every time, for callers that page. Raises QueryError for an
+    empty pattern, an invalid regex or glob, and WorkspaceError when the root is
+    not a directory.
     """
     started = time.monotonic()
     deadline = started + timeout_s
@@ -529,6 +537,7 @@ def grep(
         include=include,
         exclude=exclude,
         max_matches=max_matches,
+        sort_paths=sort_paths,
     )
     run = _run_rg(
         root,

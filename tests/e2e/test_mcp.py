@@ -290,6 +290,29 @@ async def test_grep_search_passages_and_errors(places: dict[str, Path]) -> None:
         assert bad.first.startswith("[ERROR: INVALID_ARGUMENT]")
 
 
+async def test_grep_search_pages_past_a_thousand_passages_and_answers_alike_each_time(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "many"
+    for f in range(1_300):  # 1,300 files with one match each: 1,300 passages
+        (root / f"d{f % 13}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{f % 13}" / f"m{f:04}.txt").write_text(f"line one\nneedle {f}\nline three\n")
+    for f in range(6):  # 12,000 passages (matches 25 lines apart): past the engine's default cut of 10,000
+        lines = (f"haystack {n}\n" if n % 25 == 0 else "-\n" for n in range(50_000))
+        (root / f"big{f}.txt").write_text("".join(lines))
+    async with mcp_client("--root", str(root)) as c:
+        page = await c.call("grep_search", pattern="needle", context=0, limit=50, offset=1_200)
+        assert not page.is_error, page.first
+        assert len(page.cited()) == 50 and page.summary()[1] == 50
+        assert "offset=1250" in page.text
+        last = await c.call("grep_search", pattern="needle", context=0, limit=50, offset=1_250)
+        assert len(last.cited()) == 50 and "[END]" in last.text
+        one = await c.call("grep_search", pattern="haystack", context=0, limit=5, offset=11_000)
+        two = await c.call("grep_search", pattern="haystack", context=0, limit=5, offset=11_000)
+        assert one.text == two.text and len(one.cited()) == 5, one.text[:500]
+        assert "12,000 passages in 6 files in all" in one.text
+
+
 async def test_symbol_search_lists_definitions(places: dict[str, Path]) -> None:
     async with mcp_client("--root", str(places["ws"])) as c:
         a = await c.call("symbol_search", name="AuthService")
@@ -434,6 +457,23 @@ async def test_two_roots_cite_absolute_paths(places: dict[str, Path]) -> None:
         )
         s = await c.call("symbol_search", name="parse_config")
         assert all(p.startswith("/") for p in s.cited()) and len(s.cited()) == 2
+
+
+async def test_a_project_filter_picks_roots_by_name_and_an_unknown_one_is_named(
+    places: dict[str, Path],
+) -> None:
+    ws, text_only = places["ws"], places["text_only"]
+    only = os.path.realpath(text_only)
+    async with mcp_client("--root", str(ws), "--root", str(text_only)) as c:
+        a = await c.call("grep_search", pattern="retry_upload", projects=["text-only"])
+        assert a.cited() == [f"{only}/app/upload.py:1-11"]
+        s = await c.call("symbol_search", name="parse_config", projects=["text-only"])
+        assert len(s.cited()) == 1 and s.cited()[0].startswith(only)
+        h = await c.call("hybrid_search", semantic_query="retry upload", projects=["text-only"])
+        assert h.cited() and all(p.startswith(only) for p in h.cited())
+        bad = await c.call("hybrid_search", semantic_query="retry upload", projects=["nope"])
+        assert bad.first.startswith("[ERROR: INVALID_ARGUMENT] argument 'projects': no project named 'nope'")
+        assert "text-only" in bad.first and "ws" in bad.first
 
 
 async def test_find_callers_cites_call_sites(places: dict[str, Path]) -> None:

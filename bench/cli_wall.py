@@ -1,0 +1,146 @@
+"""Wall time of the ``codesift`` command a person types, beside ripgrep: with a running
+server for the index (the CLI asks it over its socket) and without one (in-process).
+
+    python -m bench.cli_wall ROOT [--runs 7]
+
+ROOT must be indexed. A real ``codesift serve`` is started on it (its vectors job is
+cancelled when the index has none, so the CLI does not compete with embedding),
+then each command runs as its own process, output read in full from a pipe, as
+``rg`` does beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+from codesift.indexer.search.grep import find_rg
+from codesift.server.endpoint import NO_SERVER_ENV, address
+
+from .server_probe import _idle
+
+GREPS = ["getattr", "def __init__", "NotImplementedError", "socket.timeout", "ZeroDivisionError"]
+SEARCHES = ["parse a url into its parts", "open a temporary file", "read a config file"]
+SYMBOLS = ["urlparse", "TemporaryDirectory", "HTTPConnection"]
+
+
+def _codesift() -> list[str]:
+    script = Path(sys.executable).parent / "codesift"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "codesift.server.cli"]
+
+
+def _wall_ms(args: Sequence[str], root: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    run = subprocess.run(args, cwd=root, env=env, capture_output=True, check=False)
+    ms = (time.perf_counter() - t) * 1000
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(args)} exited {run.returncode}: {run.stderr[-500:]!r}")
+    return ms
+
+
+def _p50(fn: Callable[[], float], runs: int) -> float:
+    fn()  # the first run warms the page cache and the server's model
+    return statistics.median(fn() for _ in range(runs))
+
+
+def measure(root: Path, runs: int = 7) -> dict[str, float]:
+    """p50 wall milliseconds of each command through the server and in-process, and rg's."""
+    cs = _codesift()
+    on = dict(os.environ)
+    off = {**on, NO_SERVER_ENV: "1"}
+    rg = [find_rg(), "-n", "--no-config", "--fixed-strings", "--regexp"]
+    fig: dict[str, float] = {}
+    fig["codesift --version (ms)"] = _p50(lambda: _wall_ms([*cs, "--version"], root, on), runs)
+
+    def per(items: Sequence[str], make: Callable[[str], list[str]], env: dict[str, str]) -> float:
+        return statistics.median(_p50(lambda i=i: _wall_ms(make(i), root, env), runs) for i in items)
+
+    fig["rg -n PATTERN (ms)"] = per(GREPS, lambda p: [*rg, p, "./"], on)
+    for name, make, items in (
+        ("grep PATTERN", lambda p: [*cs, "grep", p], GREPS),
+        ("search QUERY", lambda q: [*cs, "search", q], SEARCHES),
+        ("symbols NAME", lambda n: [*cs, "symbols", n], SYMBOLS),
+    ):
+        fig[f"codesift {name}, server running (ms)"] = per(items, make, on)
+        fig[f"codesift {name}, no server (ms)"] = per(items, make, off)
+    fig["codesift grep ÷ rg, server running (×)"] = (
+        fig["codesift grep PATTERN, server running (ms)"] / fig["rg -n PATTERN (ms)"]
+    )
+    fig["codesift grep ÷ rg, no server (×)"] = (
+        fig["codesift grep PATTERN, no server (ms)"] / fig["rg -n PATTERN (ms)"]
+    )
+    return fig
+
+
+async def _with_server(root: Path, pause_vectors: bool, runs: int) -> dict[str, float]:
+    client = LanguageClient("codesift-bench", "1")
+    paused: set[str | int] = set()
+
+    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(lsp.PROGRESS)
+    def progress(params: lsp.ProgressParams) -> None:
+        value = params.value
+        message = str(
+            (value.get("message") if isinstance(value, dict) else getattr(value, "message", "")) or ""
+        )
+        if pause_vectors and "embed" in message and params.token not in paused:
+            paused.add(params.token)
+            client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=params.token))
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def log_message(params: lsp.LogMessageParams) -> None:
+        return None
+
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
+    client.initialized(lsp.InitializedParams())
+    try:
+        await asyncio.sleep(1.0)
+        await _idle(client, 900)
+        if not address(root).exists():
+            raise RuntimeError(f"the server published no CLI socket at {address(root)}")
+        return await asyncio.to_thread(measure, root, runs)
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await asyncio.sleep(0.5)
+        await client.stop()
+
+
+def cli_wall(root: Path, *, pause_vectors: bool = False, runs: int = 7) -> dict[str, float]:
+    """Start a server on ``root`` (indexed), then time the CLI with and without it."""
+    return asyncio.run(_with_server(root.resolve(), pause_vectors, runs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--pause-vectors", action="store_true")
+    args = parser.parse_args()
+    figures = cli_wall(args.root, pause_vectors=args.pause_vectors, runs=args.runs)
+    print(json.dumps({"load": os.getloadavg(), **figures}, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
