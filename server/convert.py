@@ -186,6 +186,11 @@ def file_uri(root: Path, rel_path: str) -> str:
     return (root / os_path(rel_path)).as_uri()
 
 
+def line_link(root: Path, rel_path: str, line: int) -> str:
+    """A file URI with a ``#L<line>`` fragment (1-based): a link that opens the file at the line."""
+    return f"{file_uri(root, rel_path)}#L{line}"
+
+
 def uri_path(uri: str) -> Path | None:
     """The file-system path of a ``file:`` URI (None for other schemes)."""
     path = to_fs_path(uri)

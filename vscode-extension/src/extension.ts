@@ -33,6 +33,7 @@ class Extension implements vscode.Disposable {
     const c = this.commands;
     const commands: [string, () => unknown][] = [
       ['codesift.vscode.search', () => c.search()],
+      ['codesift.vscode.searchSymbols', () => c.searchSymbols()],
       ['codesift.vscode.grep', () => c.grep()],
       ['codesift.vscode.research', () => c.research()],
       ['codesift.vscode.callers', () => c.callers()],
