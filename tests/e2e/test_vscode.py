@@ -22,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,10 +142,8 @@ def code_server(tmp_path: Path, workspace: Path) -> Iterator[tuple[str, Path]]:
         log.close()
 
 
-def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbols(
-    code_server: tuple[str, Path], workspace: Path
-) -> None:
-    url, tmp = code_server
+def _drive(url: str, tmp: Path, scenario: dict[str, str]) -> tuple[Path, dict[str, Any]]:
+    """Run vscode/drive.cjs against the code-server at ``url``; its artefacts and its result."""
     playwright = require_tool(_playwright(), INSTALL_HINT.format(v=CODE_SERVER_VERSION))
     chromium = require_tool(shutil.which("chromium"), "chromium (apt-get install chromium)")
     node = require_tool(shutil.which("node"), "node (Node 20)")
@@ -156,19 +155,33 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
         "CHROMIUM": chromium,
         "URL": url,
         "OUT": str(out),
-        "QUESTION": "how do we check a user's password",
-        "QUESTION_TOP": "app/auth.py",
-        "QUERY": "retry failed uploads with backoff",
-        "PICK": "app/upload.py",
-        "GREP": "validateCredentials(",
-        "SYMBOL": "validateCredentials",
         "TIMEOUT_MS": "240000",
+        **scenario,
     }
     run = subprocess.run([node, str(DRIVER)], capture_output=True, text=True, env=env, timeout=420)
     assert run.stdout.strip(), run.stderr
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
     print(f"artefacts: {out}\ntimings: {json.dumps(result.get('timings'))}")
     assert "error" not in result, json.dumps(result, indent=2) + f"\nartefacts: {out}"
+    return out, result
+
+
+def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbols(
+    code_server: tuple[str, Path], workspace: Path
+) -> None:
+    url, tmp = code_server
+    out, result = _drive(
+        url,
+        tmp,
+        {
+            "QUESTION": "how do we check a user's password",
+            "QUESTION_TOP": "app/auth.py",
+            "QUERY": "retry failed uploads with backoff",
+            "PICK": "app/upload.py",
+            "GREP": "validateCredentials(",
+            "SYMBOL": "validateCredentials",
+        },
+    )
 
     # The status bar followed the server's $/progress, then its health.
     shown = [s["text"].strip() for s in result["steps"] if s["name"] == "status"]
@@ -202,3 +215,51 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     if os.environ.get("CODESIFT_UPDATE_SCREENSHOT") == "1":
         (REPO / "docs" / "images").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, REPO / "docs" / "images" / "vscode-search.png")
+
+
+def test_vscode_research_and_status_render_and_commands_act_on_the_symbol_under_the_cursor(
+    code_server: tuple[str, Path], workspace: Path
+) -> None:
+    url, tmp = code_server
+    out, result = _drive(
+        url,
+        tmp,
+        {
+            "SCENARIO": "views",
+            "DESCRIPTION": "retry failed uploads with backoff",
+            "PICK": "retry_upload",
+            "FILE": "app/auth.py",
+            "SYMBOL": "validateCredentials",
+            "LINK": "app/auth.py:17",
+        },
+    )
+
+    # Search Symbols by Description: the definition a sentence describes, with where it is.
+    described = result["describedRows"]
+    assert any("retry_upload" in r and "app/upload.py:4" in r for r in described), described
+
+    # Callers of the name under the cursor, asked without a prompt: AuthService.login.
+    assert result["callersTitle"] == "codesift: Callers of validateCredentials", result["callersTitle"]
+    assert any(r.startswith("AuthService.login") and "app/auth.py:17" in r for r in result["callerRows"])
+
+    # Research offers questions about that name; the answer is rendered, not Markdown source.
+    assert [c.split("\n")[0] for c in result["researchChoices"][:3]] == [
+        "what calls validateCredentials",
+        "implementations of validateCredentials",
+        "related to validateCredentials",
+    ], result["researchChoices"]
+    assert result["researchTab"].startswith("Preview "), result["researchTab"]
+    assert "Callers: validateCredentials" in result["researchText"], result["researchText"]
+    assert "](" not in result["researchText"] and "# " not in result["researchText"]
+    auth = (workspace / "app" / "auth.py").as_uri()
+    assert {"text": "app/auth.py:17", "href": f"{auth}#L17"} in result["researchLinks"], result["researchLinks"]
+    # The link opened app/auth.py at line 17, where AuthService.login is defined.
+    assert result["linkTab"].startswith("auth.py"), result["linkTab"]
+    assert result["linkCursor"].startswith("Ln 17,"), result["linkCursor"]
+
+    # Show Status rendered: the table has a header, and the index's figures.
+    assert result["statusTab"].startswith("Preview "), result["statusTab"]
+    assert result["statusHeaders"][:2] == ["Index", "State"], result["statusHeaders"]
+    assert "5 indexed" in result["statusText"], result["statusText"]
+    for shot in ("vscode-symbols-by-description", "vscode-callers", "vscode-research", "vscode-status"):
+        assert (out / f"{shot}.png").stat().st_size > 10_000
