@@ -237,12 +237,19 @@ export class Commands {
       void vscode.window.showInformationMessage(`codesift: no ${what.toLowerCase()} of ${name}${notes.length ? ` (${notes.join('; ')})` : ''}`);
       return;
     }
+    const before = vscode.window.activeTextEditor;
+    const selection = before?.selection; // a snapshot: the editor's own property follows the previews
     const picked = await vscode.window.showQuickPick(items, {
       title: `codesift: ${what} of ${name}`,
       matchOnDescription: true,
       onDidSelectItem: (item) => void reveal((item as TargetItem).target, true),
     });
-    if (picked) await reveal(picked.target, false);
+    if (picked) {
+      await reveal(picked.target, false);
+    } else if (before) {
+      // Dismissed after previewing: back to where the user was.
+      await vscode.window.showTextDocument(before.document, { selection, viewColumn: before.viewColumn });
+    }
   }
 
   async reindex(): Promise<void> {

@@ -152,10 +152,29 @@ local function select(items, opts)
     end
     -- Neovim's own vim.ui.select (inputlist) holds the screen until a choice: only now
     -- is there room for a message.
-    if opts.on_shown then
-      opts.on_shown()
+    if opts.on_done then
+      opts.on_done()
     end
   end)
+end
+
+--- Run `fn` once a picker window has closed: back in Normal mode after its prompt's
+--- Insert (or fzf's Terminal) mode. A message echoed while the prompt is up is hidden
+--- at once by "-- INSERT --".
+local function after_close(fn)
+  local entered = false
+  vim.api.nvim_create_autocmd('ModeChanged', {
+    group = vim.api.nvim_create_augroup('codesift.picker', { clear = true }),
+    callback = function()
+      local mode = vim.v.event.new_mode
+      if mode:match('^[it]') then
+        entered = true
+      elseif entered and mode == 'n' then
+        vim.schedule(fn)
+        return true -- done: remove the autocmd
+      end
+    end,
+  })
 end
 
 local impl = { telescope = telescope, ['fzf-lua'] = fzf_lua, snacks = snacks, select = select }
@@ -178,9 +197,9 @@ function M.resolve(want)
 end
 
 --- Show entries in a picker; `opts.on_choice(entry)` runs for the chosen one,
---- `opts.on_shown()` once the list is up (vim.ui.select: once it is closed).
+--- `opts.on_done()` once the list is closed (chosen or dismissed).
 ---@param items table[] entries (results.lua)
----@param opts { title: string, picker: string, on_choice: fun(item: table), on_shown: fun()|nil }
+---@param opts { title: string, picker: string, on_choice: fun(item: table), on_done: fun()|nil }
 ---@return string the picker used
 function M.pick(items, opts)
   local name = M.resolve(opts.picker or 'auto')
@@ -190,8 +209,8 @@ function M.pick(items, opts)
     select(items, opts)
     return 'select'
   end
-  if name ~= 'select' and opts.on_shown then
-    opts.on_shown()
+  if name ~= 'select' and opts.on_done then
+    after_close(opts.on_done)
   end
   return name
 end

@@ -194,8 +194,8 @@ function M.show(answer, opts)
     return notify(msg, vim.log.levels.WARN)
   end
   -- Results came; the notes say what may be missing (index still building…), each
-  -- condition once per session, and only once the list is up: a message before a
-  -- picker would stand between the user and it.
+  -- condition once per session, and only once the list is closed: a message before a
+  -- picker would stand between the user and it, one during it would be hidden.
   local fresh = M.unseen_notes(notes)
   local function say()
     if #fresh > 0 then
@@ -214,7 +214,7 @@ function M.show(answer, opts)
     vim.cmd('botright copen')
     return say()
   end
-  pickers.pick(items, { title = opts.title, picker = opts.picker or 'auto', on_choice = M.jump, on_shown = say })
+  pickers.pick(items, { title = opts.title, picker = opts.picker or 'auto', on_choice = M.jump, on_done = say })
 end
 
 --- True when vim.notify is Neovim's own (it echoes in the command line) rather than a
