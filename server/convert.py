@@ -187,8 +187,10 @@ def file_uri(root: Path, rel_path: str) -> str:
 
 
 def line_link(root: Path, rel_path: str, line: int) -> str:
-    """A file URI with a ``#L<line>`` fragment (1-based): a link that opens the file at the line."""
-    return f"{file_uri(root, rel_path)}#L{line}"
+    """A Markdown link target that opens the file at the line (1-based): the absolute path,
+    percent-encoded as in a file URI, with a ``#L<line>`` fragment. Not the ``file:`` URI
+    itself: Markdown renderers (markdown-it in VS Code's preview) refuse that scheme."""
+    return f"{file_uri(root, rel_path).removeprefix('file://')}#L{line}"
 
 
 def uri_path(uri: str) -> Path | None:

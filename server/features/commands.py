@@ -62,8 +62,8 @@ class ResearchArgs:
     depth: int = 3  # "what calls X": how far up the chain
     limit: int = 50
     projects: tuple[str, ...] = ()
-    # Locations in the markdown as links to file URIs with a #L<line> fragment (VS Code's
-    # Markdown preview opens those at the line); plain ``path:line`` text otherwise.
+    # Locations in the markdown as links to the files' absolute paths with a #L<line>
+    # fragment (VS Code's Markdown preview opens those at the line); plain ``path:line`` otherwise.
     links: bool = False
 
 

@@ -265,7 +265,7 @@ async def test_research_what_calls_answers_markdown_with_locations(
 
 
 @pytest.mark.asyncio
-async def test_research_with_links_makes_each_location_a_file_link_to_its_line(
+async def test_research_with_links_makes_each_location_a_link_to_the_file_at_its_line(
     graph_client: LanguageClient, gws: Path
 ) -> None:
     result = await graph_client.workspace_execute_command_async(
@@ -275,7 +275,7 @@ async def test_research_with_links_makes_each_location_a_file_link_to_its_line(
     )
     assert isinstance(result, dict)
     markdown = result["markdown"]
-    report = (gws / "shapes/report.py").as_uri()
+    report = (gws / "shapes/report.py").as_uri().removeprefix("file://")
     assert f"`summary` — [shapes/report.py:6]({report}#L6)" in markdown, markdown
     assert f"`report` — [shapes/report.py:11]({report}#L11)" in markdown, markdown
 

@@ -144,7 +144,9 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
     screen.keys("Enter")
 
     # The results: path:line, the symbol, the snippet, the sources and the score.
-    listed = screen.wait_text("app/config.py:4  parse_config  def parse_config(path):  [")
+    # (fzf-lua's rows are path:line:col: for its previewer.)
+    place = "app/config.py:4:1:" if picker == "fzf-lua" else "app/config.py:4"
+    listed = screen.wait_text(f"{place}  parse_config  def parse_config(path):  [")
     shot("search")
     assert "Press ENTER" not in listed, listed
     if picker != "select":
@@ -166,7 +168,7 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
 
     # A second search: the same condition is not noted again.
     screen.keys(":CodesiftSearch retry failed uploads with backoff", "Enter")
-    listed = screen.wait_text("app/upload.py:4  retry_upload")
+    listed = screen.wait_text("app/upload.py:4:1:  retry_upload" if picker == "fzf-lua" else "app/upload.py:4  retry_upload")
     shot("search-again")
     screen.keys(*(["1", "Enter"] if picker == "select" else ["Enter"]))
     screen.wait(lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/upload.py:4", "the jump")

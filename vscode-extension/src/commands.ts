@@ -62,37 +62,35 @@ interface ResearchAnswer {
   notes: string[];
 }
 
-/** Read-only markdown pages (status, research answers) under the `codesift:` scheme: no save prompts. */
-export class Pages implements vscode.TextDocumentContentProvider {
-  static readonly scheme = 'codesift';
-  private readonly pages = new Map<string, string>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
+/** Markdown pages (status, research answers), rendered in VS Code's Markdown preview. Each is a
+ *  file in the extension's storage, outside the workspace, so that a link to an absolute path
+ *  (`/abs/app/auth.py#L17`) opens that file at the line; a page under a virtual scheme would
+ *  resolve it under that scheme instead. */
+export class Pages {
+  constructor(private readonly dir: vscode.Uri) {}
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.pages.get(uri.toString()) ?? '';
-  }
-
-  /** The page rendered in VS Code's Markdown preview (links open the code at the line); its source
-   *  as a read-only Markdown document when the built-in Markdown extension is unavailable. */
   async show(name: string, markdown: string): Promise<void> {
-    const uri = vscode.Uri.from({ scheme: Pages.scheme, path: `/${name.replace(/[\\/]/g, '_')}.md` });
-    this.pages.set(uri.toString(), markdown);
-    this.changed.fire(uri);
-    const doc = await vscode.workspace.openTextDocument(uri);
-    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    const uri = vscode.Uri.joinPath(this.dir, `${name.replace(/[\\/:*?"<>|]/g, '_')}.md`);
+    await vscode.workspace.fs.createDirectory(this.dir);
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(markdown));
     try {
       await vscode.commands.executeCommand('markdown.showPreview', uri);
     } catch {
-      await vscode.window.showTextDocument(doc, { preview: true });
+      // No built-in Markdown extension: the source, then.
+      await vscode.window.showTextDocument(uri, { preview: true });
     }
   }
 }
 
 export class Commands {
-  readonly pages = new Pages();
+  readonly pages: Pages;
 
-  constructor(private readonly client: () => LanguageClient | undefined) {}
+  constructor(
+    private readonly client: () => LanguageClient | undefined,
+    pagesDir: vscode.Uri,
+  ) {
+    this.pages = new Pages(pagesDir);
+  }
 
   private async run<T>(command: string, args: object, token?: vscode.CancellationToken): Promise<T> {
     const client = this.client();
@@ -278,7 +276,7 @@ export class Commands {
           `| vectors | ${p.vectorsDone} done, ${p.vectorsPending} pending (${p.model || 'no model yet'}) |\n`,
       );
       for (const [title, rows] of [['Failed', p.failed], ['Skipped', p.skipped]] as const) {
-        const link = (path: string): string => `[${path}](${vscode.Uri.joinPath(vscode.Uri.file(p.root), path).toString()})`;
+        const link = (path: string): string => `[${path}](${encodeURI(vscode.Uri.joinPath(vscode.Uri.file(p.root), path).path)})`;
         if (rows.length) parts.push(`### ${title}\n\n${rows.map((r) => `- ${link(r.path)}: ${r.reason}`).join('\n')}\n`);
       }
     }

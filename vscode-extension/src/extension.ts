@@ -9,7 +9,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { Commands, Pages } from './commands';
+import { Commands } from './commands';
 import { findServerCommand, INSTALL_HELP, ServerCommand } from './serverCommand';
 import { explicitOptions, serverSettingKeys } from './settings';
 import { StatusItem } from './status';
@@ -21,12 +21,13 @@ class Extension implements vscode.Disposable {
   private server: ServerCommand | undefined;
   private readonly output = vscode.window.createOutputChannel('codesift', { log: true });
   private readonly status = new StatusItem(SHOW_STATUS);
-  private readonly commands = new Commands(() => this.client);
+  private readonly commands: Commands;
   private readonly keys: string[];
   private healthTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = serverSettingKeys(context.extension.packageJSON as object);
+    this.commands = new Commands(() => this.client, vscode.Uri.joinPath(context.globalStorageUri, 'pages'));
   }
 
   register(): void {
@@ -45,7 +46,6 @@ class Extension implements vscode.Disposable {
     ];
     for (const [id, fn] of commands) this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     this.context.subscriptions.push(
-      vscode.workspace.registerTextDocumentContentProvider(Pages.scheme, c.pages),
       vscode.workspace.onDidChangeConfiguration((e) => void this.configurationChanged(e)),
       this,
     );

@@ -60,6 +60,7 @@ local function telescope(items, opts)
         actions.select_default:replace(function()
           local entry = state.get_selected_entry()
           actions.close(bufnr)
+          vim.cmd.stopinsert() -- the prompt's Insert mode must not follow into the file
           if entry then
             opts.on_choice(entry.value)
           end
@@ -72,20 +73,23 @@ end
 
 local function fzf_lua(items, opts)
   local fzf = require('fzf-lua')
-  -- "path:line:col: …" lines: fzf-lua's builtin previewer opens the file at that line.
-  local lines, by_place = {}, {}
+  -- "path:line:col:  …" lines (relative to the workspace, given as cwd): fzf-lua's builtin
+  -- previewer opens the file at that line.
+  local lines, by_place, cwd = {}, {}, nil
   for _, item in ipairs(items) do
-    local place = ('%s:%d:%d'):format(item.filename, item.lnum, item.col)
+    cwd = cwd or (item.filename:sub(-#item.path - 1) == '/' .. item.path and item.filename:sub(1, -#item.path - 2))
+    local place = ('%s:%d:%d'):format(item.path, item.lnum, item.col)
     local rest = M.label(item):sub(#('%s:%d'):format(item.path, item.lnum) + 1)
     by_place[place] = by_place[place] or item
     table.insert(lines, place .. ':' .. rest)
   end
   fzf.fzf_exec(lines, {
-    prompt = opts.title .. '> ',
+    prompt = '> ',
+    cwd = cwd or nil,
     previewer = 'builtin',
     file_icons = false,
     git_icons = false,
-    fzf_opts = { ['--no-sort'] = true, ['--with-nth'] = '1..' },
+    fzf_opts = { ['--no-sort'] = true },
     winopts = { title = ' ' .. opts.title .. ' ' },
     actions = {
       ['default'] = function(selected)
@@ -158,19 +162,24 @@ local function select(items, opts)
   end)
 end
 
---- Run `fn` once a picker window has closed: back in Normal mode after its prompt's
---- Insert (or fzf's Terminal) mode. A message echoed while the prompt is up is hidden
---- at once by "-- INSERT --".
+--- Run `fn` once a picker has closed: back in Normal mode in an ordinary window after its
+--- prompt's Insert (or fzf's Terminal) mode. A message echoed while the prompt is up is
+--- hidden at once by "-- INSERT --".
 local function after_close(fn)
   local entered = false
-  vim.api.nvim_create_autocmd('ModeChanged', {
+  vim.api.nvim_create_autocmd({ 'ModeChanged', 'WinEnter', 'BufEnter' }, {
     group = vim.api.nvim_create_augroup('codesift.picker', { clear = true }),
     callback = function()
-      local mode = vim.v.event.new_mode
+      local mode = vim.api.nvim_get_mode().mode
       if mode:match('^[it]') then
         entered = true
-      elseif entered and mode == 'n' then
-        vim.schedule(fn)
+        return
+      end
+      local floating = vim.api.nvim_win_get_config(0).relative ~= ''
+      if entered and mode == 'n' and not floating and vim.bo.buftype == '' then
+        -- A moment later: leaving Insert mode clears the command line once the screen is
+        -- next drawn, which would take a message shown now with it.
+        vim.defer_fn(fn, 100)
         return true -- done: remove the autocmd
       end
     end,
