@@ -1,5 +1,7 @@
 // codesift for VS Code: starts `codesift serve`, registers it for every file, and adds the
 // palette commands and a status-bar item. The server does the work; this file wires it up.
+import * as os from 'os';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
@@ -27,7 +29,11 @@ class Extension implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = serverSettingKeys(context.extension.packageJSON as object);
-    this.commands = new Commands(() => this.client, vscode.Uri.joinPath(context.globalStorageUri, 'pages'));
+    // Pages must be `file:` documents (see Pages); the storage URIs are not in a browser-hosted
+    // VS Code (vscode-userdata:), so a folder of this extension host's own in the temp dir.
+    const pages = context.globalStorageUri.scheme === 'file' ? vscode.Uri.joinPath(context.globalStorageUri, 'pages')
+      : vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
+    this.commands = new Commands(() => this.client, pages);
   }
 
   register(): void {

@@ -167,8 +167,9 @@ end
 --- hidden at once by "-- INSERT --".
 local function after_close(fn)
   local entered = false
+  local group = vim.api.nvim_create_augroup('codesift.picker', { clear = true })
   vim.api.nvim_create_autocmd({ 'ModeChanged', 'WinEnter', 'BufEnter' }, {
-    group = vim.api.nvim_create_augroup('codesift.picker', { clear = true }),
+    group = group,
     callback = function()
       local mode = vim.api.nvim_get_mode().mode
       if mode:match('^[it]') then
@@ -180,7 +181,7 @@ local function after_close(fn)
         -- A moment later: leaving Insert mode clears the command line once the screen is
         -- next drawn, which would take a message shown now with it.
         vim.defer_fn(fn, 100)
-        return true -- done: remove the autocmd
+        vim.api.nvim_del_augroup_by_id(group) -- once (`return true` would drop one event's only)
       end
     end,
   })
