@@ -1,5 +1,6 @@
 // The palette commands: each asks the server (workspace/executeCommand codesift.*) and shows
 // the answer as a QuickPick or a document. Result shapes: server/features/commands.py.
+import { posix } from 'path';
 import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest,
@@ -63,16 +64,16 @@ interface ResearchAnswer {
 }
 
 /** Markdown pages (status, research answers), rendered in VS Code's Markdown preview. Each is a
- *  file in the extension's storage, outside the workspace, so that a link to an absolute path
- *  (`/abs/app/auth.py#L17`) opens that file at the line; a page under a virtual scheme would
- *  resolve it under that scheme instead. */
+ *  file outside the workspace; a link to an absolute path (`/abs/app/auth.py#L17`, as the server
+ *  writes them) is made relative to the page's folder, since the preview reads a leading `/` as
+ *  the workspace folder's root. Clicking one opens the file at the line. */
 export class Pages {
   constructor(private readonly dir: vscode.Uri) {}
 
   async show(name: string, markdown: string): Promise<void> {
     const uri = vscode.Uri.joinPath(this.dir, `${name.replace(/[\\/:*?"<>|]/g, '_')}.md`);
     await vscode.workspace.fs.createDirectory(this.dir);
-    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(markdown));
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(relativeLinks(markdown, this.dir.path)));
     try {
       await vscode.commands.executeCommand('markdown.showPreview', uri);
     } catch {
@@ -80,6 +81,14 @@ export class Pages {
       await vscode.window.showTextDocument(uri, { preview: true });
     }
   }
+}
+
+/** Markdown links to absolute paths (`](/a/b.py#L3)`) made relative to the folder `from`. */
+export function relativeLinks(markdown: string, from: string): string {
+  const base = encodeURI(from);
+  return markdown.replace(/\]\((\/[^)\s#]*)(#[^)\s]*)?\)/g, (_, target: string, fragment: string | undefined) => {
+    return `](${posix.relative(base, target)}${fragment ?? ''})`;
+  });
 }
 
 export class Commands {
@@ -276,7 +285,7 @@ export class Commands {
           `| vectors | ${p.vectorsDone} done, ${p.vectorsPending} pending (${p.model || 'no model yet'}) |\n`,
       );
       for (const [title, rows] of [['Failed', p.failed], ['Skipped', p.skipped]] as const) {
-        const link = (path: string): string => `[${path}](${encodeURI(vscode.Uri.joinPath(vscode.Uri.file(p.root), path).path)})`;
+        const link = (path: string): string => `[${path}](${encodeURI(vscode.Uri.joinPath(vscode.Uri.file(p.root), path).path)})`; // made relative by Pages
         if (rows.length) parts.push(`### ${title}\n\n${rows.map((r) => `- ${link(r.path)}: ${r.reason}`).join('\n')}\n`);
       }
     }

@@ -29,10 +29,9 @@ class Extension implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = serverSettingKeys(context.extension.packageJSON as object);
-    // Pages must be `file:` documents (see Pages); the storage URIs are not in a browser-hosted
-    // VS Code (vscode-userdata:), so a folder of this extension host's own in the temp dir.
-    const pages = context.globalStorageUri.scheme === 'file' ? vscode.Uri.joinPath(context.globalStorageUri, 'pages')
-      : vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
+    // Pages must be `file:` documents beside the code they link to (see Pages): a folder of this
+    // extension host's own in the temp dir (the storage URIs are vscode-userdata: in a browser).
+    const pages = vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
     this.commands = new Commands(() => this.client, pages);
   }
 
