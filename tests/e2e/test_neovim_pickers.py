@@ -118,7 +118,9 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
     out = tmp_path / "artefacts"
     out.mkdir()
     env = {
-        k: v for k, v in os.environ.items() if k.startswith("XDG_") or k in ("PATH", "HOME", "GIT_CONFIG_GLOBAL")
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith("XDG_") or k in ("PATH", "HOME", "GIT_CONFIG_GLOBAL")
     }
     env |= {
         "TERM": "xterm-256color",
@@ -157,7 +159,9 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
 
     # Choose the first row: the file opens at the hit's line.
     screen.keys(*(["1", "Enter"] if picker == "select" else ["Enter"]))
-    screen.wait(lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/config.py:4", "the jump")
+    screen.wait(
+        lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/config.py:4", "the jump"
+    )
     time.sleep(0.5)
     opened = shot("opened")
     # The note about the skipped file, once, in the command line; no hit-enter prompt.
@@ -168,10 +172,14 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
 
     # A second search: the same condition is not noted again.
     screen.keys(":CodesiftSearch retry failed uploads with backoff", "Enter")
-    listed = screen.wait_text("app/upload.py:4:1:  retry_upload" if picker == "fzf-lua" else "app/upload.py:4  retry_upload")
+    listed = screen.wait_text(
+        "app/upload.py:4:1:  retry_upload" if picker == "fzf-lua" else "app/upload.py:4  retry_upload"
+    )
     shot("search-again")
     screen.keys(*(["1", "Enter"] if picker == "select" else ["Enter"]))
-    screen.wait(lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/upload.py:4", "the jump")
+    screen.wait(
+        lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/upload.py:4", "the jump"
+    )
     time.sleep(0.5)
     again = shot("opened-again")
     assert "Press ENTER" not in again and note not in again.splitlines()[-1], again
