@@ -208,7 +208,7 @@ export class Commands {
     );
     if (!answer) return;
     const notes = answer.notes.map((n) => `> ${n}`).join('\n');
-    await this.pages.show(`research: ${question}`, `${notes}${notes ? '\n\n' : ''}${answer.markdown || `# ${question}\n\n_Nothing found._`}\n`);
+    await this.pages.show(`research — ${question}`, `${notes}${notes ? '\n\n' : ''}${answer.markdown || `# ${question}\n\n_Nothing found._`}\n`);
   }
 
   async callers(): Promise<void> {
