@@ -24,15 +24,16 @@ class Extension implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel('codesift', { log: true });
   private readonly status = new StatusItem(SHOW_STATUS);
   private readonly commands: Commands;
+  private readonly pagesDir: vscode.Uri;
   private readonly keys: string[];
   private healthTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = serverSettingKeys(context.extension.packageJSON as object);
-    // Pages must be `file:` documents beside the code they link to (see Pages): a folder of this
-    // extension host's own in the temp dir (the storage URIs are vscode-userdata: in a browser).
-    const pages = vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
-    this.commands = new Commands(() => this.client, pages);
+    // Pages must be `file:` documents outside the workspace (see Pages): a folder of this extension
+    // host's own in the temp dir (the storage URIs are vscode-userdata: in a browser), removed on exit.
+    this.pagesDir = vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
+    this.commands = new Commands(() => this.client, this.pagesDir);
   }
 
   register(): void {
@@ -190,6 +191,7 @@ class Extension implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    void vscode.workspace.fs.delete(this.pagesDir, { recursive: true }).then(undefined, () => undefined);
     this.status.dispose();
     this.output.dispose();
   }

@@ -2,7 +2,7 @@
 // open the folder, F1 → "codesift: Search", type a query, pick a row, then Quick Open `#name`.
 // It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
 //
-// SCENARIO=views instead: Search Symbols by Description, Callers and Research on the symbol under
+// SCENARIO=screenshot: only the question, for the README's screenshot. SCENARIO=views instead: Search Symbols by Description, Callers and Research on the symbol under
 // the cursor, the research answer and Show Status rendered, a link in the answer clicked.
 //
 // env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
@@ -133,6 +133,17 @@ async function search(page) {
   await page.keyboard.press('Escape');
 }
 
+/** codesift: Search with QUESTION, once QUESTION_TOP is listed: the rows and the README's screenshot. */
+async function screenshot(page) {
+  const input = await palette(page, 'codesift: Search');
+  await input.pressSequentially(process.env.QUESTION, { delay: 30 });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+  await page.waitForTimeout(1500); // the preview editor behind the QuickPick
+  result.questionRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+  step('question results');
+}
+
 async function views(page) {
   // Search Symbols by Description: a sentence lists the definitions it describes (Go to Symbol
   // in Workspace filters the server's answers by the typed text and shows none).
@@ -253,6 +264,7 @@ async function main() {
     result.opened = opened;
 
     if (process.env.SCENARIO === 'views') await views(page);
+    else if (process.env.SCENARIO === 'screenshot') await screenshot(page);
     else await search(page);
   } catch (err) {
     result.error = String(err && err.stack ? err.stack : err);
