@@ -19,7 +19,7 @@ end, { nargs = '*', bang = true, desc = 'codesift: hybrid search (! → quickfix
 
 command('CodesiftGrep', function(o)
   local codesift = require('codesift')
-  codesift.with_argument(o.args, 'codesift grep: ', vim.fn.expand('<cword>'), function(pattern)
+  codesift.with_argument(o.args, 'codesift grep: ', codesift.cword(), function(pattern)
     codesift.grep(pattern, { quickfix = o.bang })
   end)
 end, { nargs = '*', bang = true, desc = 'codesift: exact grep (! → quickfix list)' })

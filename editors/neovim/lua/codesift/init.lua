@@ -264,7 +264,8 @@ function M.with_argument(args, prompt, default, fn)
 end
 
 --- The identifier under the cursor ('' on none).
-local function cword()
+---@return string
+function M.cword()
   local ok, word = pcall(vim.fn.expand, '<cword>')
   return ok and word:match('^[%w_]+$') and word or ''
 end
@@ -272,7 +273,7 @@ end
 --- The default research question: callers of the name under the cursor.
 ---@return string|nil
 function M.research_default()
-  local word = cword()
+  local word = M.cword()
   return word ~= '' and ('what calls ' .. word) or nil
 end
 
