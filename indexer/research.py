@@ -15,6 +15,7 @@ Anything else is read as "related to <question>".
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -295,8 +296,16 @@ def _search_related(
     return out
 
 
-def render_markdown(result: ResearchResult) -> str:
-    """A readable answer: a heading, the subject's definitions, then findings with locations."""
+def render_markdown(result: ResearchResult, link: Callable[[str, int], str] | None = None) -> str:
+    """A readable answer: a heading, the subject's definitions, then findings with locations.
+
+    ``link(path, line)``, when given, makes each location a Markdown link to that target (an
+    editor's rendered view opens the code there); without it locations are plain text."""
+
+    def at(path: str, line: int, shown: str | None = None) -> str:
+        text = shown or f"{path}:{line}"
+        return f"[{text}]({link(path, line)})" if link else text
+
     lines = [f"# {result.kind.value.capitalize()}: {result.subject}", ""]
     if result.subjects and result.kind is not ResearchKind.DEPENDENCIES:
         lines.append("Defined at: " + ", ".join(f"`{s}`" for s in result.subjects))
@@ -306,12 +315,12 @@ def render_markdown(result: ResearchResult) -> str:
         lines.append(f"Files: {len(deps.files)}")
         lines += ["", "## Imports", ""]
         for d in deps.imports:
-            where = ", ".join(f"{loc.path}:{loc.span.start.line}" for loc in d.locations[:5])
+            where = ", ".join(at(loc.path, loc.span.start.line) for loc in d.locations[:5])
             what = "external" if d.external else ", ".join(d.paths[:3])
             lines.append(f"- `{d.name}` ({what}) — {where}")
         lines += ["", "## Imported by", ""]
         for d in deps.imported_by:
-            where = ", ".join(f"{loc.path}:{loc.span.start.line}" for loc in d.locations[:5])
+            where = ", ".join(at(loc.path, loc.span.start.line) for loc in d.locations[:5])
             lines.append(f"- `{d.name}` — {where}")
     elif result.kind is ResearchKind.CALLERS:
         maybe = [f for f in result.findings if f.relation == UNRESOLVED_CALLER]
@@ -319,17 +328,18 @@ def render_markdown(result: ResearchResult) -> str:
             if f.relation == UNRESOLVED_CALLER:
                 continue
             indent = "  " * (f.depth - 1)
-            sites = ", ".join(str(n) for n in f.sites)
-            lines.append(f"{indent}- `{f.name}` — {f.path}:{f.start_line} (calls at line {sites})")
+            sites = ", ".join(at(f.path, n, str(n)) for n in f.sites)
+            lines.append(f"{indent}- `{f.name}` — {at(f.path, f.start_line)} (calls at line {sites})")
         if maybe:
             lines += ["", "## Unresolved calls that could be it", ""]
             for f in maybe:
-                sites = ", ".join(str(n) for n in f.sites)
-                lines.append(f"- (unresolved) `{f.name}` — {f.path}:{f.start_line} (calls at line {sites})")
+                sites = ", ".join(at(f.path, n, str(n)) for n in f.sites)
+                lines.append(f"- (unresolved) `{f.name}` — {at(f.path, f.start_line)} (calls at line {sites})")
     else:
         for f in result.findings:
             via = f" via `{f.via[-1]}`" if f.via else ""
-            lines.append(f"- **{f.relation}** `{f.name}` — {f.path}:{f.start_line}-{f.end_line}{via}")
+            span = at(f.path, f.start_line, f"{f.path}:{f.start_line}-{f.end_line}")
+            lines.append(f"- **{f.relation}** `{f.name}` — {span}{via}")
     for note in result.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines).rstrip() + "\n"

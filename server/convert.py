@@ -186,6 +186,13 @@ def file_uri(root: Path, rel_path: str) -> str:
     return (root / os_path(rel_path)).as_uri()
 
 
+def line_link(root: Path, rel_path: str, line: int) -> str:
+    """A Markdown link target that opens the file at the line (1-based): the absolute path,
+    percent-encoded as in a file URI, with a ``#L<line>`` fragment. Not the ``file:`` URI
+    itself: Markdown renderers (markdown-it in VS Code's preview) refuse that scheme."""
+    return f"{file_uri(root, rel_path).removeprefix('file://')}#L{line}"
+
+
 def uri_path(uri: str) -> Path | None:
     """The file-system path of a ``file:`` URI (None for other schemes)."""
     path = to_fs_path(uri)

@@ -62,6 +62,9 @@ class ResearchArgs:
     depth: int = 3  # "what calls X": how far up the chain
     limit: int = 50
     projects: tuple[str, ...] = ()
+    # Locations in the markdown as links to the files' absolute paths with a #L<line>
+    # fragment (VS Code's Markdown preview opens those at the line); plain ``path:line`` otherwise.
+    links: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +191,9 @@ def run_research(ls: CodesiftServer, a: ResearchArgs) -> object:
                 depth=a.depth,
                 limit=a.limit,
             )
-        answers.append(
-            convert.research_json(p.root, p.name, result, render_markdown(result), p.lines.line, ls.encoding)
-        )
+        link = functools.partial(convert.line_link, p.root) if a.links else None
+        markdown = render_markdown(result, link)
+        answers.append(convert.research_json(p.root, p.name, result, markdown, p.lines.line, ls.encoding))
     markdown = "\n".join(str(r["markdown"]) for r in answers)
     return {"results": answers, "markdown": markdown, "notes": notes}
 

@@ -265,6 +265,22 @@ async def test_research_what_calls_answers_markdown_with_locations(
 
 
 @pytest.mark.asyncio
+async def test_research_with_links_makes_each_location_a_link_to_the_file_at_its_line(
+    graph_client: LanguageClient, gws: Path
+) -> None:
+    result = await graph_client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(
+            command="codesift.research", arguments=[{"question": "what calls total?", "links": True}]
+        )
+    )
+    assert isinstance(result, dict)
+    markdown = result["markdown"]
+    report = (gws / "shapes/report.py").as_uri().removeprefix("file://")
+    assert f"`summary` — [shapes/report.py:6]({report}#L6)" in markdown, markdown
+    assert f"`report` — [shapes/report.py:11]({report}#L11)" in markdown, markdown
+
+
+@pytest.mark.asyncio
 async def test_search_with_hops_reaches_the_called_function(graph_client: LanguageClient) -> None:
     result = await graph_client.workspace_execute_command_async(
         lsp.ExecuteCommandParams(

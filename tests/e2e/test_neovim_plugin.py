@@ -59,10 +59,12 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     assert first["file"] == f"{ws}/app/config.py" and first["lnum"] == 4, out["search_qf"]
     assert first["text"].startswith("def parse_config(path):") and "bm25" in first["text"]
 
-    # :CodesiftSearch → picker entries "path:line  snippet  [sources]"; the first one is opened.
+    # :CodesiftSearch → picker entries "path:line  symbol  snippet  [sources]  score"; the first is opened.
     picker = out["search_picker"]
     assert picker["prompt"].startswith("codesift search: parse the JSON configuration (")
-    assert picker["shown"][0].startswith("app/config.py:4  def parse_config(path):  [")
+    first_row = picker["shown"][0]
+    assert first_row.startswith("app/config.py:4  parse_config  def parse_config(path):  ["), first_row
+    assert re.search(r"\]  \d\.\d\d$", first_row), first_row
     assert out["jumped"] == {"file": f"{ws}/app/config.py", "cursor": [4, 0]}
 
     # :CodesiftGrep! → one quickfix entry per matching line, at the match's column.

@@ -11,6 +11,7 @@ Tools come from ``.ci/install.d/20-code-server.sh`` (under ``$CODESIFT_TOOLS``, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,6 +94,12 @@ def _user_settings(user_data: Path) -> None:
 @pytest.fixture
 def code_server(tmp_path: Path, workspace: Path) -> Iterator[tuple[str, Path]]:
     """A code-server with the built extension installed, serving on a free loopback port."""
+    with _serving(tmp_path, workspace) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def _serving(tmp_path: Path, workspace: Path) -> Iterator[tuple[str, Path]]:
     binary = require_tool(_code_server(), INSTALL_HINT.format(v=CODE_SERVER_VERSION))
     user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
     _user_settings(user_data)
@@ -141,10 +149,8 @@ def code_server(tmp_path: Path, workspace: Path) -> Iterator[tuple[str, Path]]:
         log.close()
 
 
-def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbols(
-    code_server: tuple[str, Path], workspace: Path
-) -> None:
-    url, tmp = code_server
+def _drive(url: str, tmp: Path, scenario: dict[str, str]) -> tuple[Path, dict[str, Any]]:
+    """Run vscode/drive.cjs against the code-server at ``url``; its artefacts and its result."""
     playwright = require_tool(_playwright(), INSTALL_HINT.format(v=CODE_SERVER_VERSION))
     chromium = require_tool(shutil.which("chromium"), "chromium (apt-get install chromium)")
     node = require_tool(shutil.which("node"), "node (Node 20)")
@@ -156,19 +162,33 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
         "CHROMIUM": chromium,
         "URL": url,
         "OUT": str(out),
-        "QUESTION": "how do we check a user's password",
-        "QUESTION_TOP": "app/auth.py",
-        "QUERY": "retry failed uploads with backoff",
-        "PICK": "app/upload.py",
-        "GREP": "validateCredentials(",
-        "SYMBOL": "validateCredentials",
         "TIMEOUT_MS": "240000",
+        **scenario,
     }
     run = subprocess.run([node, str(DRIVER)], capture_output=True, text=True, env=env, timeout=420)
     assert run.stdout.strip(), run.stderr
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
     print(f"artefacts: {out}\ntimings: {json.dumps(result.get('timings'))}")
     assert "error" not in result, json.dumps(result, indent=2) + f"\nartefacts: {out}"
+    return out, result
+
+
+def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbols(
+    code_server: tuple[str, Path], workspace: Path
+) -> None:
+    url, tmp = code_server
+    out, result = _drive(
+        url,
+        tmp,
+        {
+            "QUESTION": "how do we check a user's password",
+            "QUESTION_TOP": "app/auth.py",
+            "QUERY": "retry failed uploads with backoff",
+            "PICK": "app/upload.py",
+            "GREP": "validateCredentials(",
+            "SYMBOL": "validateCredentials",
+        },
+    )
 
     # The status bar followed the server's $/progress, then its health.
     shown = [s["text"].strip() for s in result["steps"] if s["name"] == "status"]
@@ -197,6 +217,76 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     symbols = result["symbolRows"]
     assert any("validateCredentials" in r and "auth.py" in r for r in symbols), symbols
 
+    assert (out / "vscode-search.png").stat().st_size > 10_000
+
+
+def test_vscode_research_and_status_render_and_commands_act_on_the_symbol_under_the_cursor(
+    code_server: tuple[str, Path], workspace: Path
+) -> None:
+    url, tmp = code_server
+    out, result = _drive(
+        url,
+        tmp,
+        {
+            "SCENARIO": "views",
+            "DESCRIPTION": "retry failed uploads with backoff",
+            "PICK": "retry_upload",
+            "FILE": "app/auth.py",
+            "SYMBOL": "validateCredentials",
+            "LINK": "app/auth.py:17",
+        },
+    )
+
+    # Search Symbols by Description: the definition a sentence describes, with where it is.
+    described = result["describedRows"]
+    assert any("retry_upload" in r and "app/upload.py:4" in r for r in described), described
+
+    # Callers of the name under the cursor, asked without a prompt: AuthService.login.
+    assert result["callersTitle"] == "codesift: Callers of validateCredentials", result["callersTitle"]
+    assert any(r.startswith("AuthService.login") and "app/auth.py:17" in r for r in result["callerRows"])
+
+    # Research offers questions about that name; the answer is rendered, not Markdown source.
+    choices = result["researchChoices"]
+    for n, question in enumerate(("what calls", "implementations of", "related to")):
+        assert choices[n].startswith(f"{question} validateCredentials"), choices
+    assert result["researchTab"].startswith("Preview "), result["researchTab"]
+    assert "Callers: validateCredentials" in result["researchText"], result["researchText"]
+    assert "](" not in result["researchText"] and "# " not in result["researchText"]
+    links = {a["text"]: a["href"] for a in result["researchLinks"]}
+    assert links.get("app/auth.py:17", "").endswith("/app/auth.py#L17"), result["researchLinks"]
+    # The link opened app/auth.py at line 17, where AuthService.login is defined.
+    assert result["linkTab"].startswith("auth.py"), result["linkTab"]
+    assert result["linkCursor"].startswith("Ln 17,"), result["linkCursor"]
+
+    # Show Status rendered: the table has a header, and the index's figures.
+    assert result["statusTab"].startswith("Preview "), result["statusTab"]
+    assert result["statusHeaders"][:2] == ["Index", "State"], result["statusHeaders"]
+    assert "5 indexed" in result["statusText"], result["statusText"]
+    for shot in ("vscode-symbols-by-description", "vscode-callers", "vscode-research", "vscode-status"):
+        assert (out / f"{shot}.png").stat().st_size > 10_000
+
+
+# The README's screenshot: a question asked of a real repository (a checkout of pallets/click,
+# given as CODESIFT_SCREENSHOT_REPO; none is stored in this one) and the file that answers it.
+SCREENSHOT_QUESTION = "where are default values read from environment variables"
+SCREENSHOT_TOP = "src/click/core.py"
+SCREENSHOT_SYMBOL = "Parameter.resolve_envvar_value"
+
+
+def test_vscode_search_on_a_real_repository_answers_and_makes_the_readme_screenshot(tmp_path: Path) -> None:
+    source = os.environ.get("CODESIFT_SCREENSHOT_REPO")
+    if not source:
+        pytest.skip("set CODESIFT_SCREENSHOT_REPO to a checkout of pallets/click")
+    repo = tmp_path / "click"
+    shutil.copytree(source, repo)  # with its index, when `codesift index` ran there: it is only freshened
+    with _serving(tmp_path, repo) as (url, tmp):
+        out, result = _drive(
+            url,
+            tmp,
+            {"SCENARIO": "screenshot", "QUESTION": SCREENSHOT_QUESTION, "QUESTION_TOP": SCREENSHOT_TOP},
+        )
+    rows = result["questionRows"]
+    assert rows[0].startswith(f"{SCREENSHOT_TOP}:") and SCREENSHOT_SYMBOL in rows[0], rows
     shot = out / "vscode-search.png"
     assert shot.stat().st_size > 10_000
     if os.environ.get("CODESIFT_UPDATE_SCREENSHOT") == "1":

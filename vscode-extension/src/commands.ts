@@ -1,7 +1,15 @@
 // The palette commands: each asks the server (workspace/executeCommand codesift.*) and shows
 // the answer as a QuickPick or a document. Result shapes: server/features/commands.py.
+import { posix } from 'path';
 import * as vscode from 'vscode';
-import { ExecuteCommandRequest, LanguageClient, Location as LspLocation } from 'vscode-languageclient/node';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  Location as LspLocation,
+  SymbolInformation,
+  WorkspaceSymbol,
+  WorkspaceSymbolRequest,
+} from 'vscode-languageclient/node';
 import { livePick, reveal, snippet, Target, TargetItem } from './picker';
 import type { ProjectStatus } from './status';
 
@@ -55,31 +63,43 @@ interface ResearchAnswer {
   notes: string[];
 }
 
-/** Read-only markdown pages (status, research answers) under the `codesift:` scheme: no save prompts. */
-export class Pages implements vscode.TextDocumentContentProvider {
-  static readonly scheme = 'codesift';
-  private readonly pages = new Map<string, string>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.pages.get(uri.toString()) ?? '';
-  }
+/** Markdown pages (status, research answers), rendered in VS Code's Markdown preview. Each is a
+ *  file outside the workspace; a link to an absolute path (`/abs/app/auth.py#L17`, as the server
+ *  writes them) is made relative to the page's folder, since the preview reads a leading `/` as
+ *  the workspace folder's root. Clicking one opens the file at the line. */
+export class Pages {
+  constructor(private readonly dir: vscode.Uri) {}
 
   async show(name: string, markdown: string): Promise<void> {
-    const uri = vscode.Uri.from({ scheme: Pages.scheme, path: `/${name.replace(/[\\/]/g, '_')}.md` });
-    this.pages.set(uri.toString(), markdown);
-    this.changed.fire(uri);
-    const doc = await vscode.workspace.openTextDocument(uri);
-    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const uri = vscode.Uri.joinPath(this.dir, `${name.replace(/[\\/:*?"<>|]/g, '_')}.md`);
+    await vscode.workspace.fs.createDirectory(this.dir);
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(relativeLinks(markdown, this.dir.path)));
+    try {
+      await vscode.commands.executeCommand('markdown.showPreview', uri);
+    } catch {
+      // No built-in Markdown extension: the source, then.
+      await vscode.window.showTextDocument(uri, { preview: true });
+    }
   }
 }
 
-export class Commands {
-  readonly pages = new Pages();
+/** Markdown links to absolute paths (`](/a/b.py#L3)`) made relative to the folder `from`. */
+export function relativeLinks(markdown: string, from: string): string {
+  const base = encodeURI(from);
+  return markdown.replace(/\]\((\/[^)\s#]*)(#[^)\s]*)?\)/g, (_, target: string, fragment: string | undefined) => {
+    return `](${posix.relative(base, target)}${fragment ?? ''})`;
+  });
+}
 
-  constructor(private readonly client: () => LanguageClient | undefined) {}
+export class Commands {
+  readonly pages: Pages;
+
+  constructor(
+    private readonly client: () => LanguageClient | undefined,
+    pagesDir: vscode.Uri,
+  ) {
+    this.pages = new Pages(pagesDir);
+  }
 
   private async run<T>(command: string, args: object, token?: vscode.CancellationToken): Promise<T> {
     const client = this.client();
@@ -104,6 +124,35 @@ export class Commands {
         return { items, message: answer.report.notes.join('; ') || 'No results' };
       },
     });
+  }
+
+  /** Go to Symbol in Workspace without VS Code's filter on the typed text: a description
+   *  ("where are uploads retried") lists the definitions around the best search hits. */
+  searchSymbols(): void {
+    livePick<TargetItem>({
+      title: 'codesift: Search Symbols by Description',
+      placeholder: 'Describe the symbol ("where are uploads retried"), or type its name',
+      initial: selectedText(),
+      fetch: async (query, token) => {
+        const client = this.client();
+        if (!client || !client.isRunning()) throw new Error('the codesift server is not running (see codesift: Show Logs)');
+        const found = (await client.sendRequest(WorkspaceSymbolRequest.type, { query }, token)) ?? [];
+        return { items: found.flatMap((s) => this.symbolItem(s)), message: 'No symbols' };
+      },
+    });
+  }
+
+  private symbolItem(s: SymbolInformation | WorkspaceSymbol): TargetItem[] {
+    if (!('range' in s.location)) return [];
+    const uri = this.uri(s.location);
+    const start = s.location.range.start;
+    return [
+      {
+        label: `$(${symbolIcon(s.kind)}) ${s.name}`,
+        description: [s.containerName, `${vscode.workspace.asRelativePath(uri)}:${start.line + 1}`].filter(Boolean).join(' · '),
+        target: { uri, line: start.line, character: start.character },
+      },
+    ];
   }
 
   private hitItem(h: SearchHit): TargetItem {
@@ -149,19 +198,17 @@ export class Commands {
     });
   }
 
+  /** A question about the symbol under the cursor (offered as choices) or typed; the answer
+   *  rendered, each location a link to the code. */
   async research(): Promise<void> {
-    const question = await vscode.window.showInputBox({
-      title: 'codesift: Research',
-      prompt: 'e.g. "implementations of Store", "what calls login", "dependencies of module app.auth", "related to uploads"',
-      value: selectedText(),
-    });
+    const question = await askResearch(symbolAtCursor());
     if (!question) return;
     const answer = await this.withProgress(`codesift: researching "${question}"`, () =>
-      this.run<ResearchAnswer>('codesift.research', { question }),
+      this.run<ResearchAnswer>('codesift.research', { question, links: true }),
     );
     if (!answer) return;
     const notes = answer.notes.map((n) => `> ${n}`).join('\n');
-    await this.pages.show(`research: ${question}`, `${notes}${notes ? '\n\n' : ''}${answer.markdown || `# ${question}\n\n_Nothing found._`}\n`);
+    await this.pages.show(`research — ${question}`, `${notes}${notes ? '\n\n' : ''}${answer.markdown || `# ${question}\n\n_Nothing found._`}\n`);
   }
 
   async callers(): Promise<void> {
@@ -172,13 +219,11 @@ export class Commands {
     await this.findings('Implementations', (name) => `implementations of ${name}`);
   }
 
-  /** Research findings about the symbol under the cursor (or a typed name) as a pick list. */
+  /** Research findings about the symbol under the cursor (asked for only when there is none) as a pick list. */
   private async findings(what: string, question: (name: string) => string): Promise<void> {
-    const name = await vscode.window.showInputBox({
-      title: `codesift: ${what}`,
-      prompt: 'Symbol name',
-      value: wordAtCursor() ?? selectedText(),
-    });
+    const name =
+      symbolAtCursor() ??
+      (await vscode.window.showInputBox({ title: `codesift: ${what}`, prompt: 'Symbol name (no symbol under the cursor)' }));
     if (!name) return;
     const answer = await this.withProgress(`codesift: ${what.toLowerCase()} of ${name}`, () =>
       this.run<ResearchAnswer>('codesift.research', { question: question(name) }),
@@ -199,12 +244,19 @@ export class Commands {
       void vscode.window.showInformationMessage(`codesift: no ${what.toLowerCase()} of ${name}${notes.length ? ` (${notes.join('; ')})` : ''}`);
       return;
     }
+    const before = vscode.window.activeTextEditor;
+    const selection = before?.selection; // a snapshot: the editor's own property follows the previews
     const picked = await vscode.window.showQuickPick(items, {
       title: `codesift: ${what} of ${name}`,
       matchOnDescription: true,
       onDidSelectItem: (item) => void reveal((item as TargetItem).target, true),
     });
-    if (picked) await reveal(picked.target, false);
+    if (picked) {
+      await reveal(picked.target, false);
+    } else if (before) {
+      // Dismissed after previewing: back to where the user was.
+      await vscode.window.showTextDocument(before.document, { selection, viewColumn: before.viewColumn });
+    }
   }
 
   async reindex(): Promise<void> {
@@ -222,21 +274,22 @@ export class Commands {
   async showStatus(serverOrigin: string): Promise<void> {
     const projects = await this.withProgress('codesift: status', () => this.status());
     if (!projects) return;
-    const parts = [`# codesift status\n\nServer: ${serverOrigin}\n`];
+    const parts = [`# codesift status\n\nServer: \`${serverOrigin}\`\n`];
     for (const p of projects) {
       parts.push(
         `## ${p.root}\n\n` +
-          `| | |\n|---|---|\n` +
+          `| Index | State |\n|---|---|\n` +
           `| activity | ${p.activity} |\n| index | ${p.exists ? 'built' : 'not built yet'} |\n` +
           `| files | ${p.filesIndexed} indexed, ${p.filesSkipped} skipped, ${p.filesFailed} failed |\n` +
           `| chunks | ${p.chunks} |\n| symbols | ${p.symbols} |\n` +
           `| vectors | ${p.vectorsDone} done, ${p.vectorsPending} pending (${p.model || 'no model yet'}) |\n`,
       );
       for (const [title, rows] of [['Failed', p.failed], ['Skipped', p.skipped]] as const) {
-        if (rows.length) parts.push(`### ${title}\n\n${rows.map((r) => `- \`${r.path}\`: ${r.reason}`).join('\n')}\n`);
+        const link = (path: string): string => `[${path}](${encodeURI(vscode.Uri.joinPath(vscode.Uri.file(p.root), path).path)})`; // made relative by Pages
+        if (rows.length) parts.push(`### ${title}\n\n${rows.map((r) => `- ${link(r.path)}: ${r.reason}`).join('\n')}\n`);
       }
     }
-    await this.pages.show('status', parts.join('\n'));
+    await this.pages.show('codesift status', parts.join('\n'));
   }
 
   private async withProgress<T>(title: string, work: () => Promise<T>): Promise<T | undefined> {
@@ -256,11 +309,56 @@ function selectedText(): string | undefined {
   return text.includes('\n') ? undefined : text;
 }
 
-function wordAtCursor(): string | undefined {
+/** The selected name, else the identifier under the cursor (its language's word pattern). */
+function symbolAtCursor(): string | undefined {
+  const selected = selectedText()?.trim();
+  if (selected) return selected;
   const editor = vscode.window.activeTextEditor;
   if (!editor) return undefined;
   const range = editor.document.getWordRangeAtPosition(editor.selection.active);
-  return range ? editor.document.getText(range) : undefined;
+  const word = range ? editor.document.getText(range) : undefined;
+  return word && /[\p{L}_$]/u.test(word) ? word : undefined;
+}
+
+/** The research question: choices about the symbol under the cursor, or any typed question. */
+async function askResearch(symbol: string | undefined): Promise<string | undefined> {
+  const choices: vscode.QuickPickItem[] = symbol
+    ? [
+        { label: `what calls ${symbol}`, description: 'callers, up the chain' },
+        { label: `implementations of ${symbol}`, description: 'subclasses, implementers, extensions' },
+        { label: `related to ${symbol}`, description: 'callers, callees, supertypes, subtypes, search hits' },
+      ]
+    : [];
+  const pick = vscode.window.createQuickPick();
+  pick.title = 'codesift: Research';
+  pick.placeholder = 'e.g. "what calls login", "implementations of Store", "dependencies of module app.auth", "related to uploads"';
+  pick.items = choices;
+  pick.onDidChangeValue((value) => {
+    const typed = value.trim();
+    pick.items = typed ? [{ label: typed, description: 'ask this', alwaysShow: true }, ...choices] : choices;
+  });
+  return new Promise((resolve) => {
+    let answer: string | undefined;
+    pick.onDidAccept(() => {
+      answer = pick.selectedItems[0]?.label ?? (pick.value.trim() || undefined);
+      pick.hide();
+    });
+    pick.onDidHide(() => {
+      pick.dispose();
+      resolve(answer);
+    });
+    pick.show();
+  });
+}
+
+/** The codicon for an LSP SymbolKind. */
+function symbolIcon(kind: number): string {
+  const names: Record<number, string> = {
+    1: 'file', 2: 'module', 3: 'namespace', 4: 'package', 5: 'class', 6: 'method', 7: 'property', 8: 'field',
+    9: 'constructor', 10: 'enum', 11: 'interface', 12: 'function', 13: 'variable', 14: 'constant',
+    22: 'enum-member', 23: 'struct', 24: 'event', 25: 'operator', 26: 'type-parameter',
+  };
+  return `symbol-${names[kind] ?? 'misc'}`;
 }
 
 export type { Target };

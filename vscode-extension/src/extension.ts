@@ -1,5 +1,7 @@
 // codesift for VS Code: starts `codesift serve`, registers it for every file, and adds the
 // palette commands and a status-bar item. The server does the work; this file wires it up.
+import * as os from 'os';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
@@ -9,7 +11,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { Commands, Pages } from './commands';
+import { Commands } from './commands';
 import { findServerCommand, INSTALL_HELP, ServerCommand } from './serverCommand';
 import { explicitOptions, serverSettingKeys } from './settings';
 import { StatusItem } from './status';
@@ -21,18 +23,24 @@ class Extension implements vscode.Disposable {
   private server: ServerCommand | undefined;
   private readonly output = vscode.window.createOutputChannel('codesift', { log: true });
   private readonly status = new StatusItem(SHOW_STATUS);
-  private readonly commands = new Commands(() => this.client);
+  private readonly commands: Commands;
+  private readonly pagesDir: vscode.Uri;
   private readonly keys: string[];
   private healthTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = serverSettingKeys(context.extension.packageJSON as object);
+    // Pages must be `file:` documents outside the workspace (see Pages): a folder of this extension
+    // host's own in the temp dir (the storage URIs are vscode-userdata: in a browser), removed on exit.
+    this.pagesDir = vscode.Uri.file(path.join(os.tmpdir(), `codesift-pages-${process.pid}`));
+    this.commands = new Commands(() => this.client, this.pagesDir);
   }
 
   register(): void {
     const c = this.commands;
     const commands: [string, () => unknown][] = [
       ['codesift.vscode.search', () => c.search()],
+      ['codesift.vscode.searchSymbols', () => c.searchSymbols()],
       ['codesift.vscode.grep', () => c.grep()],
       ['codesift.vscode.research', () => c.research()],
       ['codesift.vscode.callers', () => c.callers()],
@@ -44,7 +52,6 @@ class Extension implements vscode.Disposable {
     ];
     for (const [id, fn] of commands) this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     this.context.subscriptions.push(
-      vscode.workspace.registerTextDocumentContentProvider(Pages.scheme, c.pages),
       vscode.workspace.onDidChangeConfiguration((e) => void this.configurationChanged(e)),
       this,
     );
@@ -184,6 +191,7 @@ class Extension implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    void vscode.workspace.fs.delete(this.pagesDir, { recursive: true }).then(undefined, () => undefined);
     this.status.dispose();
     this.output.dispose();
   }

@@ -39,6 +39,7 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
   pick.matchOnDescription = false;
   pick.matchOnDetail = false;
   const before = vscode.window.activeTextEditor;
+  const selection = before?.selection; // a snapshot: the editor's own property follows the previews
   let timer: NodeJS.Timeout | undefined;
   let running: vscode.CancellationTokenSource | undefined;
   let generation = 0;
@@ -97,7 +98,7 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
     // (another quick input may already be open).
     if (!accepted && previewed && before) {
       void vscode.window.showTextDocument(before.document, {
-        selection: before.selection,
+        selection,
         viewColumn: before.viewColumn,
         preserveFocus: true,
       });

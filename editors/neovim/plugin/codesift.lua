@@ -9,17 +9,27 @@ local function command(name, fn, opts)
   vim.api.nvim_create_user_command(name, fn, opts)
 end
 
+-- With no argument, each asks for one (vim.ui.input).
 command('CodesiftSearch', function(o)
-  require('codesift').search(o.args, { quickfix = o.bang })
-end, { nargs = '+', bang = true, desc = 'codesift: hybrid search (! → quickfix list)' })
+  local codesift = require('codesift')
+  codesift.with_argument(o.args, 'codesift search: ', nil, function(query)
+    codesift.search(query, { quickfix = o.bang })
+  end)
+end, { nargs = '*', bang = true, desc = 'codesift: hybrid search (! → quickfix list)' })
 
 command('CodesiftGrep', function(o)
-  require('codesift').grep(o.args, { quickfix = o.bang })
-end, { nargs = '+', bang = true, desc = 'codesift: exact grep (! → quickfix list)' })
+  local codesift = require('codesift')
+  codesift.with_argument(o.args, 'codesift grep: ', codesift.cword(), function(pattern)
+    codesift.grep(pattern, { quickfix = o.bang })
+  end)
+end, { nargs = '*', bang = true, desc = 'codesift: exact grep (! → quickfix list)' })
 
 command('CodesiftResearch', function(o)
-  require('codesift').research(o.args, { quickfix = o.bang })
-end, { nargs = '+', bang = true, desc = 'codesift: code research (! → quickfix list)' })
+  local codesift = require('codesift')
+  codesift.with_argument(o.args, 'codesift research: ', codesift.research_default(), function(question)
+    codesift.research(question, { quickfix = o.bang })
+  end)
+end, { nargs = '*', bang = true, desc = 'codesift: code research (! → quickfix list)' })
 
 command('CodesiftReindex', function(o)
   require('codesift').reindex(o.fargs)

@@ -2,8 +2,12 @@
 // open the folder, F1 → "codesift: Search", type a query, pick a row, then Quick Open `#name`.
 // It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
 //
+// SCENARIO=screenshot: only the question, for the README's screenshot. SCENARIO=views instead: Search Symbols by Description, Callers and Research on the symbol under
+// the cursor, the research answer and Show Status rendered, a link in the answer clicked.
+//
 // env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
-//      QUESTION + QUESTION_TOP (a row it must list), QUERY, GREP, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS
+//      QUESTION + QUESTION_TOP (a row it must list), QUERY, GREP, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS;
+//      views: DESCRIPTION (a symbol query in words), PICK, FILE (to open), SYMBOL (to put the cursor on), LINK (link text to click)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -39,17 +43,188 @@ async function openQuickInput(page, key) {
   }
 }
 
-async function palette(page, command) {
+async function palette(page, command, { titled = true } = {}) {
   const input = await openQuickInput(page, 'F1');
   await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.quick-input-widget .quick-input-title', { hasText: command }).waitFor();
+  // The row whose label is exactly the command ("codesift: Search", not "…Search Symbols…").
+  const exact = new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page.locator('.quick-input-list .monaco-list-row', {
+    has: page.locator('.label-name', { hasText: exact }),
+  });
+  await row.first().click();
+  if (titled) await page.locator('.quick-input-widget .quick-input-title', { hasText: command }).waitFor();
   return input;
+}
+
+/** The visible webview's document (a Markdown preview is one). */
+function webview(page) {
+  return page.locator('iframe.webview:visible').last().contentFrame().locator('iframe#active-frame').contentFrame();
+}
+
+async function activeTab(page) {
+  const tab = page.locator('.tabs-container .tab.active');
+  await tab.waitFor();
+  return tab.getAttribute('aria-label');
 }
 
 async function rows(page) {
   return page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+}
+
+async function search(page) {
+  // F1 → codesift: Search → type the query.
+  const input = await palette(page, 'codesift: Search');
+  step('search opened');
+  // A question first (the screenshot), then, in the same QuickPick, the query whose row we pick:
+  // the rows must follow the text as it changes.
+  await input.pressSequentially(process.env.QUESTION, { delay: 30 });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+  result.timings.folderOpenToFirstResult = (Date.now() - result.opened) / 1000;
+  step('question results');
+  await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
+  result.questionRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+
+  await input.fill('');
+  await input.pressSequentially(process.env.QUERY, { delay: 30 });
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first();
+  await row.waitFor();
+  step('results');
+  await page.waitForTimeout(500);
+  result.searchRows = await rows(page);
+
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  const tab = page.locator('.tabs-container .tab.active');
+  await tab.waitFor();
+  await page.waitForTimeout(500);
+  result.activeTab = {
+    label: await tab.getAttribute('aria-label'),
+    // The breadcrumbs above the editor: the opened file's folders and name.
+    breadcrumbs: await page.locator('.breadcrumbs-control .monaco-breadcrumb-item').allInnerTexts(),
+  };
+  result.cursor = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+  await page.screenshot({ path: path.join(OUT, 'vscode-opened.png') });
+  step('opened', { tab: result.activeTab, cursor: result.cursor });
+
+  // codesift: Grep, live: literal matches with their lines.
+  await palette(page, 'codesift: Grep');
+  await input.pressSequentially(process.env.GREP, { delay: 30 });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.GREP }).first().waitFor();
+  await page.waitForTimeout(300);
+  result.grepRows = await rows(page);
+  step('grep');
+  await page.keyboard.press('Escape');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.waitForTimeout(500); // the dismissed QuickPick puts the previous editor back
+
+  // Quick Open with `#`: Go to Symbol in Workspace, answered by the server's workspace/symbol.
+  await openQuickInput(page, 'Control+P');
+  await input.fill(`#${process.env.SYMBOL}`);
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: process.env.SYMBOL })
+    .first()
+    .waitFor()
+    .catch(() => undefined);
+  await page.waitForTimeout(500);
+  result.symbolRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-symbols.png') });
+  step('symbols');
+  await page.keyboard.press('Escape');
+}
+
+/** codesift: Search with QUESTION, once QUESTION_TOP is listed: the rows and the README's screenshot. */
+async function screenshot(page) {
+  const input = await palette(page, 'codesift: Search');
+  await input.pressSequentially(process.env.QUESTION, { delay: 30 });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+  await page.waitForTimeout(1500); // the preview editor behind the QuickPick
+  result.questionRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
+  step('question results');
+}
+
+async function views(page) {
+  // Search Symbols by Description: a sentence lists the definitions it describes (Go to Symbol
+  // in Workspace filters the server's answers by the typed text and shows none).
+  const input = await palette(page, 'codesift: Search Symbols by Description');
+  await input.pressSequentially(process.env.DESCRIPTION, { delay: 20 });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first().waitFor();
+  await page.waitForTimeout(500);
+  result.describedRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-symbols-by-description.png') });
+  step('symbols by description');
+  await page.keyboard.press('Escape');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+
+  // Open FILE and put the cursor on SYMBOL (find it, then close the find widget: it stays selected).
+  await openQuickInput(page, 'Control+P');
+  await input.fill(process.env.FILE);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(process.env.FILE) }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.locator('.tabs-container .tab.active', { hasText: path.basename(process.env.FILE) }).waitFor();
+  await page.waitForTimeout(500);
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Control+F');
+  await page.keyboard.type(process.env.SYMBOL);
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(300);
+  result.cursorBefore = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+  step('cursor on symbol', { cursor: result.cursorBefore });
+
+  // codesift: Callers acts on the symbol under the cursor: no prompt, the callers at once.
+  await palette(page, 'codesift: Callers', { titled: false });
+  const title = page.locator('.quick-input-widget .quick-input-title');
+  await title.filter({ hasText: 'codesift: Callers of' }).waitFor();
+  result.callersTitle = await title.innerText();
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
+  await page.waitForTimeout(300);
+  result.callerRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-callers.png') });
+  step('callers');
+  await page.keyboard.press('Escape');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.waitForTimeout(500);
+
+  // codesift: Research offers questions about the symbol under the cursor; the answer is rendered.
+  await palette(page, 'codesift: Research');
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
+  result.researchChoices = await rows(page);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: `what calls ${process.env.SYMBOL}` }).first().click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'research' }).waitFor();
+  const research = webview(page);
+  await research.locator('h1').first().waitFor();
+  await page.waitForTimeout(500);
+  result.researchTab = await activeTab(page);
+  result.researchText = await research.locator('body').innerText();
+  result.researchLinks = await research
+    .locator('a')
+    .evaluateAll((as) => as.map((a) => ({ text: a.textContent, href: a.getAttribute('href') })));
+  await page.screenshot({ path: path.join(OUT, 'vscode-research.png') });
+  step('research rendered');
+
+  // A location in the answer opens the code at its line.
+  await research.locator('a', { hasText: process.env.LINK }).first().click();
+  await page.locator('.tabs-container .tab.active', { hasText: path.basename(process.env.FILE) }).waitFor();
+  await page.waitForTimeout(800);
+  result.linkTab = await activeTab(page);
+  result.linkCursor = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+  await page.screenshot({ path: path.join(OUT, 'vscode-research-link-opened.png') });
+  step('link opened', { tab: result.linkTab, cursor: result.linkCursor });
+
+  // codesift: Show Status, rendered: a table with a real header.
+  await palette(page, 'codesift: Show Status', { titled: false });
+  await page.locator('.tabs-container .tab.active', { hasText: 'status' }).waitFor();
+  const status = webview(page);
+  await status.locator('table').first().waitFor();
+  await page.waitForTimeout(500);
+  result.statusTab = await activeTab(page);
+  result.statusHeaders = await status.locator('table th').allInnerTexts();
+  result.statusText = await status.locator('body').innerText();
+  await page.screenshot({ path: path.join(OUT, 'vscode-status.png') });
+  step('status rendered');
 }
 
 async function main() {
@@ -86,66 +261,11 @@ async function main() {
       await page.waitForTimeout(250);
     }
     result.timings.folderOpenToReady = (Date.now() - opened) / 1000;
+    result.opened = opened;
 
-    // F1 → codesift: Search → type the query.
-    const input = await palette(page, 'codesift: Search');
-    step('search opened');
-    // A question first (the screenshot), then, in the same QuickPick, the query whose row we pick:
-    // the rows must follow the text as it changes.
-    await input.pressSequentially(process.env.QUESTION, { delay: 30 });
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
-    result.timings.folderOpenToFirstResult = (Date.now() - opened) / 1000;
-    step('question results');
-    await page.waitForTimeout(800); // let the preview editor settle behind the QuickPick
-    result.questionRows = await rows(page);
-    await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
-
-    await input.fill('');
-    await input.pressSequentially(process.env.QUERY, { delay: 30 });
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.PICK }).first();
-    await row.waitFor();
-    step('results');
-    await page.waitForTimeout(500);
-    result.searchRows = await rows(page);
-
-    await row.click();
-    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-    const tab = page.locator('.tabs-container .tab.active');
-    await tab.waitFor();
-    await page.waitForTimeout(500);
-    result.activeTab = {
-      label: await tab.getAttribute('aria-label'),
-      // The breadcrumbs above the editor: the opened file's folders and name.
-      breadcrumbs: await page.locator('.breadcrumbs-control .monaco-breadcrumb-item').allInnerTexts(),
-    };
-    result.cursor = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
-    await page.screenshot({ path: path.join(OUT, 'vscode-opened.png') });
-    step('opened', { tab: result.activeTab, cursor: result.cursor });
-
-    // codesift: Grep, live: literal matches with their lines.
-    await palette(page, 'codesift: Grep');
-    await input.pressSequentially(process.env.GREP, { delay: 30 });
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.GREP }).first().waitFor();
-    await page.waitForTimeout(300);
-    result.grepRows = await rows(page);
-    step('grep');
-    await page.keyboard.press('Escape');
-    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-    await page.waitForTimeout(500); // the dismissed QuickPick puts the previous editor back
-
-    // Quick Open with `#`: Go to Symbol in Workspace, answered by the server's workspace/symbol.
-    await openQuickInput(page, 'Control+P');
-    await input.fill(`#${process.env.SYMBOL}`);
-    await page
-      .locator('.quick-input-list .monaco-list-row', { hasText: process.env.SYMBOL })
-      .first()
-      .waitFor()
-      .catch(() => undefined);
-    await page.waitForTimeout(500);
-    result.symbolRows = await rows(page);
-    await page.screenshot({ path: path.join(OUT, 'vscode-symbols.png') });
-    step('symbols');
-    await page.keyboard.press('Escape');
+    if (process.env.SCENARIO === 'views') await views(page);
+    else if (process.env.SCENARIO === 'screenshot') await screenshot(page);
+    else await search(page);
   } catch (err) {
     result.error = String(err && err.stack ? err.stack : err);
     await page.screenshot({ path: path.join(OUT, 'vscode-failure.png') }).catch(() => undefined);

@@ -121,6 +121,12 @@ function M.check()
     return
   end
   health.ok(('setup() done: cmd = %s, results to %s'):format(table.concat(cfg.cmd, ' '), cfg.results))
+  local picker = require('codesift.pickers').resolve(cfg.picker)
+  if cfg.picker ~= 'auto' and cfg.picker ~= 'select' and not pcall(require, cfg.picker == 'fzf-lua' and 'fzf-lua' or cfg.picker) then
+    health.warn(('picker %q is set but not installed: results fall back to vim.ui.select'):format(cfg.picker))
+  else
+    health.ok(('picker: %s%s'):format(picker == 'select' and 'vim.ui.select' or picker, cfg.picker == 'auto' and ' (auto)' or ''))
+  end
   check_executable(cfg.cmd)
   check_clients()
   local p = codesift.progress()

@@ -21,6 +21,9 @@ local defaults = {
   -- Where :CodesiftSearch / :CodesiftGrep / :CodesiftResearch put results:
   -- 'picker' (vim.ui.select) or 'quickfix'. A bang (:CodesiftSearch!) always means quickfix.
   results = 'picker',
+  -- Which picker: 'auto' (the first installed of telescope, fzf-lua, snacks.picker, else
+  -- vim.ui.select), or one of 'telescope', 'fzf-lua', 'snacks', 'select'.
+  picker = 'auto',
   -- Extra fields for every codesift.search / codesift.grep argument object,
   -- e.g. search = { limit = 30, mode = 'hybrid', filters = { include = { 'src/**' } } }.
   search = {},
@@ -117,6 +120,12 @@ function M.setup(opts)
       vim.log.levels.WARN)
     cfg.results = 'picker'
   end
+  if not vim.tbl_contains({ 'auto', 'telescope', 'fzf-lua', 'snacks', 'select' }, cfg.picker) then
+    notify(("picker must be 'auto', 'telescope', 'fzf-lua', 'snacks' or 'select', not %q; using 'auto'"):format(
+      tostring(cfg.picker)
+    ), vim.log.levels.WARN)
+    cfg.picker = 'auto'
+  end
   M.config = cfg
 
   local lsp = {
@@ -196,7 +205,12 @@ end
 -- Run a server command and show its answer as a result list.
 local function show(command, args, convert, opts, title, empty)
   execute(command, args, function(result, client)
-    results.show(convert(result, client.offset_encoding), { to = target(opts), title = title(result), empty = empty })
+    results.show(convert(result, client.offset_encoding), {
+      to = target(opts),
+      picker = (M.config and M.config.picker) or 'auto',
+      title = title(result),
+      empty = empty,
+    })
   end)
 end
 
@@ -230,6 +244,37 @@ function M.research(question, opts)
   show('codesift.research', { question = question }, results.from_research, opts, function()
     return 'codesift research: ' .. question
   end, ('nothing found for %q'):format(question))
+end
+
+--- The argument a command was given, else one asked for with vim.ui.input (a command
+--- with nothing to work on prompts rather than failing); `fn(text)` runs with it.
+---@param args string the command's argument text
+---@param prompt string
+---@param default string|nil offered in the prompt
+---@param fn fun(text: string)
+function M.with_argument(args, prompt, default, fn)
+  if vim.trim(args or '') ~= '' then
+    return fn(args)
+  end
+  vim.ui.input({ prompt = prompt, default = default }, function(text)
+    if text and vim.trim(text) ~= '' then
+      fn(vim.trim(text))
+    end
+  end)
+end
+
+--- The identifier under the cursor ('' on none).
+---@return string
+function M.cword()
+  local ok, word = pcall(vim.fn.expand, '<cword>')
+  return ok and word:match('^[%w_]+$') and word or ''
+end
+
+--- The default research question: callers of the name under the cursor.
+---@return string|nil
+function M.research_default()
+  local word = M.cword()
+  return word ~= '' and ('what calls ' .. word) or nil
 end
 
 --- Re-index the workspace, or only some files (paths relative to cwd or absolute).

@@ -1,5 +1,8 @@
---- codesift answers (workspace/executeCommand results) → entries, shown in
---- vim.ui.select or the quickfix list. An empty answer always says why.
+--- codesift answers (workspace/executeCommand results) → entries, shown in a picker
+--- (pickers.lua: telescope, fzf-lua, snacks.picker or vim.ui.select) or the quickfix
+--- list. An empty answer always says why.
+local pickers = require('codesift.pickers')
+
 local M = {}
 
 local function notify(msg, level)
@@ -77,7 +80,11 @@ function M.from_search(result, encoding)
   local items = {}
   for _, hit in ipairs(result.hits or {}) do
     local snippet = first_line(hit.text)
-    table.insert(items, entry(hit.location, hit.path, snippet, hit.sources, nil, encoding))
+    local it = entry(hit.location, hit.path, snippet, hit.sources, nil, encoding)
+    it.symbol = (hit.symbol ~= '' and hit.symbol ~= vim.NIL) and hit.symbol or nil
+    it.score = type(hit.score) == 'number' and hit.score or nil
+    it.end_lnum = hit.location.range['end'].line + 1
+    table.insert(items, it)
   end
   local report = result.report or {}
   return { items = items, why = search_why(report), notes = report.notes or {} }
@@ -143,11 +150,8 @@ function M.from_research(result, encoding)
   return { items = items, why = notes, notes = notes }
 end
 
---- How an entry reads in the picker: path:line  snippet  [sources].
-function M.format(item)
-  local sources = #item.sources > 0 and ('  [' .. table.concat(item.sources, ', ') .. ']') or ''
-  return ('%s:%d  %s%s'):format(item.path, item.lnum, item.text, sources)
-end
+--- How an entry reads in a picker: path:line  symbol  snippet  [sources]  score.
+M.format = pickers.label
 
 --- Open an entry's file at its line and column (the jump is recorded in the jumplist).
 function M.jump(item)
@@ -189,11 +193,16 @@ function M.show(answer, opts)
     end
     return notify(msg, vim.log.levels.WARN)
   end
+  -- Results came; the notes say what may be missing (index still building…), each
+  -- condition once per session, and only once the list is closed: a message before a
+  -- picker would stand between the user and it, one during it would be hidden.
   local fresh = M.unseen_notes(notes)
-  if #fresh > 0 then
-    -- Results came; the notes say what may be missing (index still building…), each
-    -- condition once per session, so a picker is not preceded by the same message every time.
-    notify(table.concat(fresh, '; '), vim.log.levels.INFO)
+  local function say()
+    if #fresh > 0 then
+      vim.schedule(function()
+        M.note(table.concat(fresh, '; '))
+      end)
+    end
   end
   if opts.to == 'quickfix' then
     local qf = {}
@@ -203,13 +212,34 @@ function M.show(answer, opts)
     end
     vim.fn.setqflist({}, ' ', { title = opts.title, items = qf })
     vim.cmd('botright copen')
-    return
+    return say()
   end
-  vim.ui.select(items, { prompt = opts.title, format_item = M.format, kind = 'codesift' }, function(choice)
-    if choice then
-      M.jump(choice)
+  pickers.pick(items, { title = opts.title, picker = opts.picker or 'auto', on_choice = M.jump, on_done = say })
+end
+
+--- True when vim.notify is Neovim's own (it echoes in the command line) rather than a
+--- plugin's (nvim-notify, snacks.notifier, noice, fidget…: windows of their own).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and info.source:find('vim/_editor.lua', 1, true) ~= nil
+end
+
+--- A note via vim.notify. Neovim's own vim.notify echoes it, and an echo wider than the
+--- command line asks "Press ENTER": there it is cut to the line's width (`:CodesiftStatus`
+--- says the rest).
+---@param msg string
+function M.note(msg)
+  msg = 'codesift: ' .. msg:gsub('\n', ' ')
+  if builtin_notify() then
+    -- Draw what is pending first (after vim.ui.select's list, a full clear that would
+    -- wipe the line at once).
+    vim.cmd.redraw()
+    local room = math.max(vim.v.echospace - 1, 10)
+    if vim.fn.strdisplaywidth(msg) > room then
+      msg = vim.fn.strcharpart(msg, 0, room - 1) .. '…'
     end
-  end)
+  end
+  vim.notify(msg, vim.log.levels.INFO)
 end
 
 return M
