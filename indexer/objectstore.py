@@ -1,0 +1,71 @@
+"""Index URIs: local paths, ``file://`` and object stores (``s3://``, ``gs://``, ``az://``).
+
+Credentials come the standard way for each store: LanceDB's object-store client
+reads the environment (``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ``AWS_REGION``,
+``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``, ``GOOGLE_APPLICATION_CREDENTIALS``,
+``AZURE_STORAGE_ACCOUNT_NAME``…) and the profiles those name. What codesift adds
+is a bound on waiting: the client's default retries a dead endpoint for three
+minutes, which an editor must never wait on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from .errors import StoreError
+
+OBJECT_SCHEMES = ("s3", "s3+ddb", "gs", "az", "abfs", "memory")
+
+
+def is_object_store(uri: str) -> bool:
+    """Whether ``uri`` names an object store rather than a local folder."""
+    scheme = urlparse(uri).scheme if "://" in uri else ""
+    return scheme in OBJECT_SCHEMES
+
+
+def normalise_uri(uri: str, *, base: Path | None = None) -> str:
+    """A local folder as an absolute path (``file://`` URIs too), an object-store URI unchanged.
+
+    Raises StoreError for a scheme LanceDB cannot open.
+    """
+    uri = uri.strip()
+    if not uri:
+        raise StoreError("an empty index URI")
+    if "://" not in uri:
+        p = Path(uri).expanduser()
+        return str(p if p.is_absolute() else (base or Path.cwd()) / p)
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            raise StoreError(f"{uri}: a file:// URI names a folder on this machine (file:///path)")
+        return unquote(parsed.path)
+    if parsed.scheme not in OBJECT_SCHEMES:
+        raise StoreError(
+            f"{uri}: unknown storage scheme {parsed.scheme!r}; use a path, file://, s3://, gs:// or az://"
+        )
+    if not parsed.netloc:
+        raise StoreError(f"{uri}: no bucket named (e.g. s3://bucket/prefix)")
+    return uri
+
+
+def storage_options(uri: str, timeout_s: float) -> dict[str, str] | None:
+    """LanceDB storage options for ``uri``: time bounds for object stores, None for paths.
+
+    ``AWS_ENDPOINT_URL`` with an ``http://`` endpoint (MinIO, moto, a proxy on the
+    same host) allows plain HTTP unless ``AWS_ALLOW_HTTP`` says otherwise.
+    """
+    if not is_object_store(uri):
+        return None
+    seconds = max(1, round(timeout_s))
+    opts = {
+        "connect_timeout": f"{seconds}s",
+        "timeout": f"{max(seconds, 30)}s",  # one request: a big fragment needs longer than a connect
+        "client_max_retries": "2",
+        "client_retry_timeout": str(seconds * 3),
+    }
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
+    if endpoint.startswith("http://") and "AWS_ALLOW_HTTP" not in os.environ:
+        opts["allow_http"] = "true"
+    return opts
