@@ -11,6 +11,7 @@ minutes, which an editor must never wait on.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -69,3 +70,32 @@ def storage_options(uri: str, timeout_s: float) -> dict[str, str] | None:
     if endpoint.startswith("http://") and "AWS_ALLOW_HTTP" not in os.environ:
         opts["allow_http"] = "true"
     return opts
+
+
+# (pattern in the object-store client's error, what a person can act on)
+_REASONS: tuple[tuple[str, str], ...] = (
+    (r"NoSuchBucket|status: 404", "the bucket does not exist"),
+    (
+        r"AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|ExpiredToken|status: 403|status: 401",
+        "access denied: check the credentials the store reads (AWS_ACCESS_KEY_ID / AWS_PROFILE, "
+        "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)",
+    ),
+    (r"[Cc]redential", "no credentials found (environment, profile or instance role)"),
+    (r"ConnectionRefused|Connection refused", "connection refused: the store's endpoint is not answering"),
+    (
+        r"dns error|failed to lookup address|Name or service not known",
+        "the store's host name does not resolve",
+    ),
+    (r"[Tt]imed? ?out|elapsed", "the store did not answer in time (network, endpoint)"),
+)
+
+
+def explain(exc: BaseException) -> str:
+    """A reason a person can act on, from an object-store or LanceDB error (often a page of
+    Rust debug output): the known cases named, else the error's first 300 characters."""
+    text = str(exc)
+    for pattern, reason in _REASONS:
+        if re.search(pattern, text):
+            return reason
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first if len(first) <= 300 else first[:300] + "…"

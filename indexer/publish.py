@@ -25,7 +25,7 @@ import lancedb
 from .embed import Embedder
 from .errors import StoreError
 from .model import IndexReport
-from .objectstore import is_object_store, normalise_uri, storage_options
+from .objectstore import explain, is_object_store, normalise_uri, storage_options
 from .remote import PUBLISHED_VERSIONS_KEPT, Manifest, source_commit, write_manifest
 from .settings import Settings
 from .store import Store
@@ -114,5 +114,4 @@ def check_reachable(uri: str, timeout_s: float) -> None:
         db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s))
         db.list_tables(limit=1)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StoreError(f"cannot reach {uri}: {first[:400]}") from exc
+        raise StoreError(f"cannot reach {uri}: {explain(exc)}") from exc

@@ -22,7 +22,7 @@ import lancedb
 import pyarrow as pa
 
 from .errors import StoreError
-from .objectstore import storage_options
+from .objectstore import explain, storage_options
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, META, PUBLISHED, SYMBOLS, IndexMeta, Store
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class RemoteIndex:
         try:
             self._db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s))
         except Exception as exc:
-            raise StoreError(f"cannot reach the remote index at {uri}: {_short(exc)}") from exc
+            raise StoreError(f"cannot reach the remote index at {uri}: {explain(exc)}") from exc
 
     def manifest(self) -> Manifest | None:
         """The newest complete publish, or None when nothing was published at this URI."""
@@ -173,7 +173,7 @@ class RemoteIndex:
                 return None
             rows = self._db.open_table(PUBLISHED).to_arrow().to_pylist()
         except Exception as exc:
-            raise StoreError(f"cannot reach the remote index at {self.uri}: {_short(exc)}") from exc
+            raise StoreError(f"cannot reach the remote index at {self.uri}: {explain(exc)}") from exc
         if not rows:
             return None
         r = max(rows, key=lambda row: float(row["published_at"]))
@@ -202,12 +202,6 @@ class RemoteIndex:
             raise StoreError(
                 f"cannot read {name!r} of the remote index at {self.uri} "
                 f"(published {time.strftime('%Y-%m-%d %H:%M', time.gmtime(manifest.published_at))}): "
-                f"{_short(exc)}"
+                f"{explain(exc)}"
             ) from exc
         return tbl
-
-
-def _short(exc: BaseException) -> str:
-    """The first line of a LanceDB / object-store error, which is often a page long."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text if len(text) <= 400 else text[:400] + "…"
