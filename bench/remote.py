@@ -17,6 +17,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,22 +44,59 @@ QUERIES = (
 )
 
 
-def _hybrid_p50(root: Path, settings: Settings) -> float:
-    store = open_store(root, settings)
-    embedder = make_embedder(settings.embed)
-    times = []
-    for _ in range(3):
+def _hybrid_p50s(roots: list[Path]) -> list[float]:
+    """Hybrid p50 (ms) of each index, the queries interleaved across them so load swings hit all alike."""
+    setups = []
+    for root in roots:
+        settings = load_settings(root)
+        setups.append((root, settings, open_store(root, settings)))
+    embedder = make_embedder(Settings().embed)
+    times: list[list[float]] = [[] for _ in roots]
+    for rnd in range(4):
         for q in QUERIES:
-            t = time.perf_counter()
-            search(store, SearchRequest(query=q), settings, root=root, embedder=embedder)
-            times.append(time.perf_counter() - t)
-    return statistics.median(times[len(QUERIES) :]) * 1000  # the first round warms caches
+            for k, (root, settings, store) in enumerate(setups):
+                t = time.perf_counter()
+                search(store, SearchRequest(query=q), settings, root=root, embedder=embedder)
+                if rnd:  # the first round warms caches
+                    times[k].append(time.perf_counter() - t)
+    return [statistics.median(t) * 1000 for t in times]
+
+
+def _bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def _worktrees(alone: Path, work: Path, n: int) -> None:
+    """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    main = shutil.copytree(alone, work / "wt0", symlinks=True)  # its index comes along
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+        subprocess.run(["git", "-C", str(main), *cmd], check=True, env=env, capture_output=True)
+    embedder = make_embedder(Settings().embed)
+    index_workspace(main, load_settings(main), embedder=embedder)
+    one = _bytes(main / ".codesift")
+    seconds = []
+    for i in range(1, n):
+        tree = work / f"wt{i}"
+        subprocess.run(
+            ["git", "-C", str(main), "worktree", "add", "-q", str(tree)], check=True, capture_output=True
+        )
+        t = time.perf_counter()
+        index_workspace(tree, load_settings(tree), embedder=embedder)
+        seconds.append(time.perf_counter() - t)
+    total = sum(_bytes(work / f"wt{i}" / ".codesift") for i in range(n))
+    print(
+        f"{n} worktrees: each new one ready in {min(seconds):.1f}-{max(seconds):.1f} s; "
+        f"index disk {total / 1e6:.1f} MB vs {n * one / 1e6:.1f} MB for {n} separate indexes"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packages", nargs="*", default=["email", "json", "http", "urllib", "xml"])
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-remote-"))
     src = work / "ci"
@@ -108,8 +146,7 @@ def main() -> None:
         over = index_workspace(laptop, load_settings(laptop), embedder=embedder)
         t_overlay = time.perf_counter() - t
 
-        p50_alone = _hybrid_p50(alone, load_settings(alone))
-        p50_overlay = _hybrid_p50(laptop, load_settings(laptop))
+        p50_alone, p50_overlay = _hybrid_p50s([alone, laptop])
     finally:
         server.stop()
     print(
@@ -128,6 +165,8 @@ def main() -> None:
     )
     print(f"phases of the overlay run: { ({k: round(v, 2) for k, v in over.phase_seconds.items()}) }")
     print(f"hybrid p50: alone {p50_alone:.1f} ms, overlaid {p50_overlay:.1f} ms")
+    if args.worktrees > 1:
+        _worktrees(alone, work, args.worktrees)
 
 
 if __name__ == "__main__":

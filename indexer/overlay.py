@@ -25,7 +25,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,11 +37,12 @@ import pyarrow.compute as pc
 from .errors import StoreError
 from .model import FileStatus, RemoteStatus, WalkEntry
 from .objectstore import normalise_uri
-from .remote import Manifest, RemoteIndex, incompatibility
+from .remote import Manifest, RemoteIndex, incompatibility, source_commit
 from .rows import arrow_to_matrix
 from .settings import Settings
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, SYMBOLS, IndexMeta, Store, in_filters
 from .workspace import read_source
+from .worktrees import sibling_index
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,37 @@ def remote_uri(settings: Settings, root: Path) -> str:
     return normalise_uri(settings.index.remote, base=root) if settings.index.remote else ""
 
 
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where an index run copies from: a published remote, or another worktree's live index."""
+
+    uri: str
+    worktree: Path | None = None
+
+
+def copy_source(settings: Settings, root: Path, own_uri: str) -> Source | None:
+    """``index.remote``, else (``index.share_worktrees``) a sibling worktree's index, else None."""
+    if settings.index.remote:
+        return Source(remote_uri(settings, root))
+    if settings.index.share_worktrees:
+        found = sibling_index(root, settings.index.index_dir, own_uri)
+        if found is not None:
+            return Source(found[1], found[0])
+    return None
+
+
+@contextlib.contextmanager
+def _pinned(remote: RemoteIndex, source: Source) -> Iterator[Manifest | None]:
+    """The publish to copy from; a sibling worktree's index as it is now, under its writer lock."""
+    if source.worktree is None:
+        yield remote.manifest()
+        return
+    from .sync import writer_lock  # sync runs hydrate: imported here, not at the top
+
+    with writer_lock(source.uri, wait=False):
+        yield remote.current(source_commit(source.worktree))
+
+
 def hydrate(
     store: Store,
     root: Path,
@@ -113,38 +145,43 @@ def hydrate(
     cancel: threading.Event | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> HydrateReport:
-    """Copy from the remote the rows of files whose content here is the remote's.
+    """Copy from the remote (or a sibling worktree's index) the rows of files whose content here is its.
 
-    Never raises for the remote: unreachable, refused (another model or schema)
-    or empty, it returns a report whose ``note`` says so, remembered for status,
-    and the local index goes on alone. Local write failures raise as always.
+    Never raises for the source: unreachable, busy, refused (another model or
+    schema) or empty, it returns a report whose ``note`` says so, remembered for
+    status, and the local index goes on alone. Local write failures raise as always.
     """
     started = time.perf_counter()
-    uri = remote_uri(settings, root)
+    source = copy_source(settings, root, store.uri)
+    if source is None:
+        return HydrateReport()
+    uri = source.uri
     old = load_state(store.uri)
-    if old is not None and old.uri != uri:
-        old = None
-    base = old or OverlayState(uri=uri)
+    base = old if old is not None and old.uri == uri else OverlayState(uri=uri)
     try:
         remote = RemoteIndex(uri, settings.index.remote_timeout_s)
-        manifest = remote.manifest()
-        if manifest is None:
-            note = f"nothing is published at {uri} yet: indexing alone"
-            save_state(store.uri, replace(base, checked_at=time.time(), reachable=True, error=note))
-            return HydrateReport(note=note, seconds=time.perf_counter() - started)
-        refused = incompatibility(manifest.meta, want)
-        if refused:
-            note = f"the remote index at {uri} is not used: {refused}"
-            log.warning("%s", note)
-            save_state(
-                store.uri, replace(base, checked_at=time.time(), reachable=True, refused=refused, error="")
+        with _pinned(remote, source) as manifest:
+            if manifest is None:
+                if source.worktree is not None:
+                    return HydrateReport()  # the sibling's index is not complete yet
+                note = f"nothing is published at {uri} yet: indexing alone"
+                save_state(store.uri, replace(base, checked_at=time.time(), reachable=True, error=note))
+                return HydrateReport(note=note, seconds=time.perf_counter() - started)
+            refused = incompatibility(manifest.meta, want)
+            if refused:
+                note = f"the index at {uri} is not used: {refused}"
+                log.warning("%s", note)
+                state = replace(base, checked_at=time.time(), reachable=True, refused=refused, error="")
+                save_state(store.uri, state)
+                return HydrateReport(note=note, seconds=time.perf_counter() - started)
+            hashes = base.hashes if base.manifest == manifest.key else _remote_hashes(remote, manifest)
+            report = _copy(
+                store, remote, manifest, entries, hashes, settings, cache_key, project, cancel, progress
             )
-            return HydrateReport(note=note, seconds=time.perf_counter() - started)
-        hashes = base.hashes if base.manifest == manifest.key else _remote_hashes(remote, manifest)
-        report = _copy(
-            store, remote, manifest, entries, hashes, settings, cache_key, project, cancel, progress
-        )
     except StoreError as exc:
+        if source.worktree is not None:
+            log.info("not copying from the index of %s this time: %s", source.worktree, exc)
+            return HydrateReport(seconds=time.perf_counter() - started)
         at = f" (the local copy is as of {base.commit or 'its last publish'})" if base.manifest else ""
         note = f"{exc}; answering from the local index{at}"
         log.warning("%s", note)
@@ -164,12 +201,7 @@ def hydrate(
                 hashes=hashes,
             ),
         )
-    return HydrateReport(
-        copied_files=report.copied_files,
-        copied_chunks=report.copied_chunks,
-        cached_vectors=report.cached_vectors,
-        seconds=time.perf_counter() - started,
-    )
+    return replace(report, seconds=time.perf_counter() - started)
 
 
 def _remote_hashes(remote: RemoteIndex, manifest: Manifest) -> dict[str, str]:
@@ -313,9 +345,11 @@ def overlay_status(
 ) -> RemoteStatus | None:
     """The overlay's state; with ``probe``, one quick contact with the remote to say whether it answers."""
     uri = remote_uri(settings, root)
+    state = load_state(store.uri)
+    if not uri and settings.index.share_worktrees and state is not None:
+        uri, probe = state.uri, False  # copied from a sibling worktree's index
     if not uri:
         return None
-    state = load_state(store.uri)
     if state is None or state.uri != uri:
         state = OverlayState(uri=uri)
     reachable, error, checked = state.reachable, state.error, state.checked_at

@@ -67,7 +67,7 @@ def publish(
     started = time.perf_counter()
     uri = normalise_uri(target)
     check_reachable(uri, settings.index.remote_timeout_s)
-    index = dataclasses.replace(settings.index, index_dir=uri, remote="")
+    index = dataclasses.replace(settings.index, index_dir=uri, remote="", share_worktrees=False)
     settings = dataclasses.replace(settings, index=index)
     cancel = cancel or threading.Event()
     report = index_workspace(

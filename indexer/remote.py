@@ -193,6 +193,25 @@ class RemoteIndex:
             vectors=int(r["vectors"] or 0),
         )
 
+    def current(self, commit: str) -> Manifest | None:
+        """An unpublished index as it is now (a sibling worktree's, read under its writer lock)."""
+        try:
+            if not set(DATA_TABLES) <= set(self._db.list_tables(limit=10_000).tables):
+                return None
+            kv = {str(r["key"]): str(r["value"]) for r in self._db.open_table(META).to_arrow().to_pylist()}
+            versions = {name: int(self._db.open_table(name).version) for name in DATA_TABLES}
+        except Exception as exc:
+            raise StoreError(f"cannot read the index at {self.uri}: {explain(exc)}") from exc
+        if "schema_version" not in kv:
+            return None
+        meta = IndexMeta(
+            schema_version=int(kv["schema_version"]),
+            model_id=kv.get("model_id", ""),
+            dimension=int(kv.get("dimension", "0")),
+            fingerprint=json.loads(kv.get("fingerprint", "{}")),
+        )
+        return Manifest(0.0, commit, versions, meta, "", 0, 0, 0)
+
     def pinned(self, name: str, manifest: Manifest) -> lancedb.table.Table:
         """Table ``name`` as the manifest's publish left it."""
         try:

@@ -85,6 +85,13 @@ class IndexSettings:
         default=10.0,
         metadata=_doc("Seconds to wait for the remote index before going on with the local copy of it."),
     )
+    share_worktrees: bool = field(
+        default=True,
+        metadata=_doc(
+            "Without index.remote: a new worktree's first index copies, rows and vectors, the files "
+            "whose content matches another worktree's index of the same repository."
+        ),
+    )
     vector_index_rows: int = field(
         default=50_000,
         metadata=_doc(

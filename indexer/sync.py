@@ -214,9 +214,8 @@ def index_workspace(
         counters.phases["walk"] = time.perf_counter() - t
 
         hydrated = HydrateReport()
-        if settings.index.remote and not cancel.is_set():
+        if (settings.index.remote or settings.index.share_worktrees) and not cancel.is_set():
             t = time.perf_counter()
-            progress(Progress("remote", 0, 0))
             hydrated = hydrate(
                 store,
                 root,
@@ -228,7 +227,8 @@ def index_workspace(
                 cancel=cancel,
                 progress=lambda done, total: progress(Progress("remote", done, total)),
             )
-            counters.phases["remote"] = time.perf_counter() - t
+            if hydrated.copied_files or hydrated.note:
+                counters.phases["remote"] = time.perf_counter() - t
 
         t = time.perf_counter()
         seen = len(entries)

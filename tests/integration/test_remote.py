@@ -239,3 +239,24 @@ def test_cli_publishes_and_status_reports_the_remote(tmp_path: Path) -> None:
 
     bad = cli("index", str(ci), "--to", "ftp://example.com/x")
     assert bad.returncode == 2 and "unknown storage scheme" in bad.stderr
+
+
+def test_a_second_worktree_copies_the_first_ones_rows_and_vectors(tmp_path: Path, embedder: Embedder) -> None:
+    main = write_workspace(tmp_path / "main")
+    commit_all(main)
+    first = index_workspace(main, load_settings(main), embedder=embedder)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "feature")], check=True)
+    feature = tmp_path / "feature"
+    (feature / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
+
+    report = index_workspace(feature, load_settings(feature), embedder=embedder)
+    assert report.files_from_remote == 5 and report.files_changed == 1  # only ledger.py is parsed
+    assert report.chunks_embedded == 1 < first.chunks_embedded
+    st = index_status(feature, load_settings(feature))
+    assert st.remote is not None and st.remote.uri == str(main / ".codesift") and st.remote.overlay_files == 1
+
+    alone = load_settings(feature)
+    alone = dataclasses.replace(alone, index=dataclasses.replace(alone.index, share_worktrees=False))
+    third = tmp_path / "third"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(third)], check=True)
+    assert index_workspace(third, alone, embedder=embedder).files_from_remote == 0
