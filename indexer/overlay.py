@@ -303,11 +303,23 @@ def _copy(
 
 
 def _read(table: lancedb.table.Table, where: str, schema: pa.Schema, uri: str) -> pa.Table:
+    """Rows of the remote, each once: two publishes that overlapped (no lock on object stores)
+    can both append a file's rows; the copy keeps the first row of each key."""
     try:
         data = table.search().where(where).limit(None).to_arrow()
     except Exception as exc:
         raise StoreError(f"reading rows of the remote index at {uri} failed: {exc}") from exc
-    return data.select(schema.names).cast(schema)
+    data = data.select(schema.names).cast(schema)
+    keys = data.column("path" if "id" not in schema.names else "id").to_pylist()
+    first: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    if len(first) < len(keys):
+        log.warning(
+            "%d duplicate rows in the remote index at %s (overlapping publishes)", len(keys) - len(first), uri
+        )
+        data = data.take(pa.array(sorted(first.values())))
+    return data
 
 
 def _local_stats(files: pa.Table, walked: dict[str, WalkEntry]) -> pa.Table:
