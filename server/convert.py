@@ -484,8 +484,13 @@ def status_json(statuses: Sequence[tuple[IndexStatus, str]]) -> object:
         row = {
             camel(f.name): getattr(st, f.name)
             for f in dataclasses.fields(st)
-            if f.name not in ("skipped", "failed", "notes")
+            if f.name not in ("skipped", "failed", "notes", "remote")
         }
+        row["remote"] = (
+            None
+            if st.remote is None
+            else {camel(f.name): getattr(st.remote, f.name) for f in dataclasses.fields(st.remote)}
+        )
         row["skipped"] = [{"path": r.path, "reason": r.reason} for r in st.skipped[:100]]
         row["failed"] = [{"path": r.path, "reason": r.reason} for r in st.failed[:100]]
         row["activity"] = activity
