@@ -1,11 +1,12 @@
 """Index URIs: local paths, ``file://`` and object stores (``s3://``, ``gs://``, ``az://``).
 
 Credentials come the standard way for each store: LanceDB's object-store client
-reads the environment (``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ``AWS_REGION``,
-``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``, ``GOOGLE_APPLICATION_CREDENTIALS``,
-``AZURE_STORAGE_ACCOUNT_NAME``…) and the profiles those name. What codesift adds
-is a bound on waiting: the client's default retries a dead endpoint for three
-minutes, which an editor must never wait on.
+reads the environment (``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` /
+``AWS_SESSION_TOKEN``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``,
+``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_STORAGE_ACCOUNT_NAME``…) and, running
+inside the cloud, the instance or CI role. What codesift adds is a bound on
+waiting: the client's default retries a dead endpoint for three minutes, which
+an editor must never wait on.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ _REASONS: tuple[tuple[str, str], ...] = (
     (r"NoSuchBucket|status: 404", "the bucket does not exist"),
     (
         r"AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|ExpiredToken|status: 403|status: 401",
-        "access denied: check the credentials the store reads (AWS_ACCESS_KEY_ID / AWS_PROFILE, "
-        "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)",
+        "access denied: check the credentials the store reads (AWS_ACCESS_KEY_ID / "
+        "AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)",
     ),
     (r"[Cc]redential", "no credentials found (environment, profile or instance role)"),
     (r"ConnectionRefused|Connection refused", "connection refused: the store's endpoint is not answering"),
