@@ -94,9 +94,12 @@ def _worktrees(alone: Path, work: Path, n: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--packages", nargs="*", default=["email", "json", "http", "urllib", "xml"])
+    ap.add_argument(
+        "--packages", nargs="*", default=["email", "json", "http", "urllib", "xml"], help="none: all"
+    )
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
+    ap.add_argument("--no-embed", action="store_true", help="text phase only (the copy's cost at scale)")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-remote-"))
     src = work / "ci"
@@ -121,13 +124,14 @@ def main() -> None:
         embedder = make_embedder(Settings().embed)
         alone = shutil.copytree(src, work / "alone")
         t = time.perf_counter()
-        built = index_workspace(alone, load_settings(alone), embedder=embedder)
+        embed = not args.no_embed
+        built = index_workspace(alone, load_settings(alone), embedder=embedder, embed=embed)
         t_alone = time.perf_counter() - t
 
         bucket = server.bucket()
         uri = f"s3://{bucket}/team"
         t = time.perf_counter()
-        pub = publish(src, uri, load_settings(src), embedder=embedder)
+        pub = publish(src, uri, load_settings(src), embedder=embedder, embed=embed)
         t_publish = time.perf_counter() - t
         import boto3
 
@@ -143,7 +147,7 @@ def main() -> None:
         edited = next(p for p in sorted(laptop.rglob("*.py")) if p.stat().st_size > 2000)
         edited.write_text(edited.read_text() + "\n\ndef bench_overlay_probe():\n    return 42\n")
         t = time.perf_counter()
-        over = index_workspace(laptop, load_settings(laptop), embedder=embedder)
+        over = index_workspace(laptop, load_settings(laptop), embedder=embedder, embed=embed)
         t_overlay = time.perf_counter() - t
 
         p50_alone, p50_overlay = _hybrid_p50s([alone, laptop])
