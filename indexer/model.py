@@ -216,6 +216,22 @@ class FileWrite:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoteStatus:
+    """The team index a local index overlays (``index.remote``), as ``codesift status`` reports it."""
+
+    uri: str
+    commit: str  # the source commit of the publish copied from ("" before the first copy)
+    published_at: float
+    reachable: bool
+    checked_at: float
+    error: str  # why the last contact failed, or what waits (a newer publish)
+    refused: str  # why the remote cannot be mixed with this index (another model or schema)
+    remote_files: int
+    overlay_files: int  # indexed files whose rows are this machine's own (edited, added, unpublished)
+    hidden_files: int  # remote files deleted here
+
+
+@dataclass(frozen=True, slots=True)
 class IndexStatus:
     """What ``codesift status`` reports."""
 
@@ -236,6 +252,7 @@ class IndexStatus:
     skipped: tuple[FileRecord, ...] = field(default_factory=tuple)
     failed: tuple[FileRecord, ...] = field(default_factory=tuple)
     notes: tuple[FileRecord, ...] = field(default_factory=tuple)  # indexed with a caveat
+    remote: RemoteStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +273,8 @@ class IndexReport:
     rebuild_reason: str = ""
     vectors_pending: int = 0
     note: str = ""  # why nothing, or little, was there to index (``workspace.ignore_note``)
+    files_from_remote: int = 0  # copied, rows and vectors, from ``index.remote``
+    chunks_from_remote: int = 0
 
 
 def text_hash(text: str) -> str:

@@ -73,6 +73,25 @@ class IndexSettings:
         default=200,
         metadata=_doc("Files parsed per store commit while indexing."),
     )
+    remote: str = field(
+        default="",
+        metadata=_doc(
+            "A team index published with `codesift index --to URI` (s3://, gs://, az://, file:// or a "
+            "path): the local index becomes its overlay — files whose content matches are copied from "
+            "it, rows and vectors, and only the others are parsed and embedded here. Empty: no remote."
+        ),
+    )
+    remote_timeout_s: float = field(
+        default=10.0,
+        metadata=_doc("Seconds to wait for the remote index before going on with the local copy of it."),
+    )
+    share_worktrees: bool = field(
+        default=True,
+        metadata=_doc(
+            "Without index.remote: a new worktree's first index copies, rows and vectors, the files "
+            "whose content matches another worktree's index of the same repository."
+        ),
+    )
     vector_index_rows: int = field(
         default=50_000,
         metadata=_doc(

@@ -38,6 +38,7 @@ from . import journal
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
 from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
+from .objectstore import storage_options as default_storage_options
 from .rows import (
     CHUNK_COLUMNS,
     Vectors,
@@ -69,6 +70,7 @@ CHUNKS = "chunks"
 SYMBOLS = "symbols"
 EDGES = "edges"
 META = "meta"
+PUBLISHED = "published"  # the publish manifest (indexer.remote)
 _IN_BATCH = 500  # values per SQL IN (...) list
 _CACHE_PREFIX = "emb_"
 # Filters on chunks: those still waiting for a vector, and those with one.
@@ -102,6 +104,9 @@ class PendingChunk:
     text: str
 
 
+# Seconds an object store may take to connect before a read or write gives up.
+STORE_TIMEOUT_S = 10.0
+
 # IVF partitions of the approximate vector index: one per this many vectors.
 VECTORS_PER_PARTITION = 25_000
 
@@ -109,9 +114,18 @@ VECTORS_PER_PARTITION = 25_000
 class Store:
     """An index directory (or s3:// URI) holding one workspace's tables."""
 
-    def __init__(self, uri: str, *, storage_options: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        *,
+        storage_options: dict[str, str] | None = None,
+        keep_versions_for: timedelta = timedelta(minutes=5),
+    ) -> None:
         self.uri = uri
+        if storage_options is None:
+            storage_options = default_storage_options(uri, STORE_TIMEOUT_S)
         self._storage_options = storage_options
+        self.keep_versions_for = keep_versions_for
         try:
             # Strong consistency: a long-lived reader (the language server) sees
             # every commit, its own writer's and other processes'.
@@ -156,6 +170,11 @@ class Store:
             self._tables[name] = tbl
         return tbl
 
+    def create_table(self, name: str, data: pa.Table) -> None:
+        """A new table of the index's own (beside the data tables), e.g. the publish manifest."""
+        with self._writing(f"creating table {name}", "create"):
+            self._tables[name] = self._db.create_table(name, data=data)
+
     def read_meta(self) -> IndexMeta | None:
         """The stored meta, or None when there is no complete index."""
         if not self.exists():
@@ -182,8 +201,9 @@ class Store:
         self._tables.clear()
         self._counts.clear()
         self._meta = None
-        # meta first goes away, so a crash mid-rebuild is seen as "no index".
-        for name in (META, FILES, CHUNKS, SYMBOLS, EDGES):
+        # meta first goes away, so a crash mid-rebuild is seen as "no index"; a
+        # publish manifest too: its versions would name the new tables' half-built states.
+        for name in (PUBLISHED, META, FILES, CHUNKS, SYMBOLS, EDGES):
             if name in self.table_names():
                 self._db.drop_table(name)
         try:
@@ -380,13 +400,23 @@ class Store:
         """
         if not writes:
             return
-        paths = [w.record.path for w in writes]
-        what = f"writing {len(writes)} files"
         tables = (
             (CHUNKS, chunks_table([c for w in writes for c in w.chunks], dim, vectors)),
             (SYMBOLS, symbols_table([s for w in writes for s in w.symbols])),
             (EDGES, edges_table([e for w in writes for e in w.edges])),
         )
+        self.replace_rows(files_table([w.record for w in writes]), tables, fresh=fresh)
+
+    def replace_rows(
+        self, files: pa.Table, tables: Sequence[tuple[str, pa.Table]], *, fresh: bool = False
+    ) -> None:
+        """Replace the rows of the files in ``files`` (a files table) by ``tables``' rows, as a unit per file.
+
+        The order is the crash-safety protocol: journal, files rows out, each table's
+        rows of these paths out and the new ones in, the new files rows in last.
+        """
+        paths = files.column("path").to_pylist()
+        what = f"writing {len(paths)} files"
         with self._writing(what, "journal"):
             journal.mark(self.uri, paths)  # before any delete: a disk already full loses nothing
         versions = {name: self._table(name).version for name in (FILES, CHUNKS, SYMBOLS, EDGES)}
@@ -403,7 +433,7 @@ class Store:
                 crash_point("write")
             crash_point("write-files")
             fail_point("add")
-            self._table(FILES).add(files_table([w.record for w in writes]))
+            self._table(FILES).add(files)
         except (OSError, RuntimeError, ValueError) as exc:
             if self._roll_back(versions):
                 journal.settle(self.uri, paths)  # the old rows are back
@@ -568,8 +598,9 @@ class Store:
             log.debug("cannot read index statistics, optimising: %s", exc)
             return True
 
-    def optimize(self, keep_versions_for: timedelta = timedelta(minutes=5)) -> None:
-        """Compact, fold new rows into the indices, prune old versions."""
+    def optimize(self, keep_versions_for: timedelta | None = None) -> None:
+        """Compact, fold new rows into the indices, prune old versions (older than ``keep_versions_for``)."""
+        keep_versions_for = keep_versions_for or self.keep_versions_for
         for name in (CHUNKS, SYMBOLS, EDGES, FILES, *self._cache_names()):
             try:
                 self._table(name).optimize(cleanup_older_than=keep_versions_for)

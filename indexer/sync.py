@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from .faults import crash_point
 from .filework import process_file
 from .locate import index_exists_at
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
+from .overlay import HydrateReport, hydrate, overlay_status
 from .rows import Vectors
 from .settings import Settings
 from .store import (
@@ -46,7 +48,7 @@ from .workspace import ignore_note, walk
 
 log = logging.getLogger(__name__)
 
-Phase = str  # "walk" | "parse" | "embed" | "optimize" | "done"
+Phase = str  # "walk" | "remote" | "parse" | "embed" | "optimize" | "done"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,9 +171,14 @@ def index_workspace(
     cancel: threading.Event | None = None,
     project: str = "",
     on_wait: Callable[[str], None] | None = None,
+    keep_versions_for: timedelta | None = None,
 ) -> IndexReport:
     """Bring the workspace's index up to date and return what was done.
 
+    With ``index.remote`` set, files whose content is the remote index's are
+    copied from it first (``overlay.hydrate``) and only the rest are parsed and
+    embedded. ``keep_versions_for``: how long optimising keeps old table versions
+    (a published index keeps them for readers pinned to the previous publish).
     Safe to interrupt at any point (SIGKILL included): the next call repairs.
     """
     started = time.perf_counter()
@@ -190,7 +197,7 @@ def index_workspace(
     cancel = cancel or threading.Event()
     counters = Counters()
     with writer_lock(uri, wait=wait, on_wait=on_wait):
-        store = Store(uri)
+        store = Store(uri) if keep_versions_for is None else Store(uri, keep_versions_for=keep_versions_for)
         want = wanted_meta(settings, embedder)
         reason = "asked for (--rebuild)" if rebuild else rebuild_reason(store.read_meta(), want)
         if reason:
@@ -205,6 +212,23 @@ def index_workspace(
         if note:
             log.warning("%s", note)
         counters.phases["walk"] = time.perf_counter() - t
+
+        hydrated = HydrateReport()
+        if (settings.index.remote or settings.index.share_worktrees) and not cancel.is_set():
+            t = time.perf_counter()
+            hydrated = hydrate(
+                store,
+                root,
+                settings,
+                entries,
+                want,
+                settings.vector_cache_key(embedder.model_id),
+                project,
+                cancel=cancel,
+                progress=lambda done, total: progress(Progress("remote", done, total)),
+            )
+            if hydrated.copied_files or hydrated.note:
+                counters.phases["remote"] = time.perf_counter() - t
 
         t = time.perf_counter()
         seen = len(entries)
@@ -244,7 +268,9 @@ def index_workspace(
         rebuilt=bool(reason),
         rebuild_reason=reason,
         vectors_pending=pending,
-        note="; ".join(n for n in (note, semantic_off) if n),
+        note="; ".join(n for n in (note, semantic_off, hydrated.note) if n),
+        files_from_remote=hydrated.copied_files,
+        chunks_from_remote=hydrated.copied_chunks,
     )
 
 
@@ -511,8 +537,12 @@ def _report_refused(
 # ----- status -------------------------------------------------------------------
 
 
-def index_status(root: Path, settings: Settings) -> IndexStatus:
-    """What the index of a workspace holds, without changing it."""
+def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -> IndexStatus:
+    """What the index of a workspace holds, without changing it.
+
+    With ``index.remote`` set, also the remote's state; ``probe_remote`` contacts it
+    once (at most ``index.remote_timeout_s``) to say whether it answers now.
+    """
     root = root.resolve()
     uri = index_uri_for(root, settings)
     if not index_exists_at(uri):  # opening a missing index directory would create it
@@ -545,6 +575,7 @@ def index_status(root: Path, settings: Settings) -> IndexStatus:
         skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),
+        remote=overlay_status(store, settings, root, probe=probe_remote),
     )
 
 

@@ -21,6 +21,8 @@ from .cli_graph import callees, callers, impls, research
 from .cli_search import grep, search, symbols
 
 if TYPE_CHECKING:
+    from codesift.indexer.model import IndexReport, RemoteStatus
+    from codesift.indexer.settings import Settings
     from codesift.indexer.sync import Progress as IndexProgress
 
 
@@ -80,6 +82,14 @@ class _Bar:
 @click.option("--include", multiple=True, help="Only index paths matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Also exclude paths matching this glob (repeatable).")
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this.")
+@click.option(
+    "--to",
+    "to",
+    default=None,
+    metavar="URI",
+    help="Publish: build or refresh the index at this LanceDB URI (s3://, gs://, az://, file://, a path) "
+    "for editors that set index.remote to it.",
+)
 def index(
     root: Path,
     as_json: bool,
@@ -89,8 +99,10 @@ def index(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     max_file_bytes: int | None,
+    to: str | None,
 ) -> None:
-    """Build or refresh the index of ROOT (default: the current directory)."""
+    """Build or refresh the index of ROOT (default: the current directory); --to URI publishes it."""
+    from codesift.indexer.publish import PublishReport, publish
     from codesift.indexer.settings import load_settings
     from codesift.indexer.sync import index_workspace
 
@@ -110,8 +122,17 @@ def index(
         def on_wait(message: str) -> None:
             click.echo(f"codesift: {message}", err=True)
 
+        published: PublishReport | None = None
+
+        def run(root: Path, settings: Settings, **kwargs: Any) -> IndexReport:
+            nonlocal published
+            if to is None:
+                return index_workspace(root, settings, **kwargs)
+            published = publish(root, to, settings, **kwargs)
+            return published.index
+
         if quiet:
-            report = index_workspace(
+            report = run(
                 root, settings, embed=not no_embed, wait=not no_wait, rebuild=rebuild, on_wait=on_wait
             )
         else:
@@ -134,7 +155,7 @@ def index(
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=err.get(), transient=False) as bar:
-                report = index_workspace(
+                report = run(
                     root,
                     settings,
                     embed=not no_embed,
@@ -144,7 +165,7 @@ def index(
                     on_wait=on_wait,
                 )
     if as_json:
-        print_json(with_index(root.resolve(), report))
+        print_json(with_index(root.resolve(), published or report))
         return
     from rich.markup import escape
 
@@ -161,8 +182,17 @@ def index(
         out.print(
             f"[yellow]{report.vectors_pending} chunks still wait for vectors[/] (run `codesift index` again)"
         )
+    if report.files_from_remote:
+        copied = f"{report.files_from_remote} files ({report.chunks_from_remote} chunks)"
+        out.print(f"{copied} copied from the remote index, rows and vectors")
     if report.note:
         out.print(f"[yellow]{escape(report.note)}[/]")
+    if published is not None:
+        at = f"commit {published.commit}" if published.commit else "the workspace"
+        if published.published:
+            out.print(f"published {at} at {escape(published.uri)} in {published.seconds:.1f}s")
+        if published.note:
+            out.print(f"[yellow]{escape(published.note)}[/]")
 
 
 @main.command()
@@ -200,6 +230,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         ("model", f"{st.model} ({st.dimension} dims)"),
         ("schema", str(st.schema_version)),
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
+        *_remote_rows(st.remote),
     ]
     for k, v in rows:
         table.add_row(k, v)
@@ -212,6 +243,30 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
                 out.print(f"  {r.path}: {r.reason}")
             if limit and len(records) > limit:
                 out.print(f"  … and {len(records) - limit} more (--all lists them)")
+
+
+def _remote_rows(remote: RemoteStatus | None) -> list[tuple[str, str]]:
+    if remote is None:
+        return []
+    when = ""
+    if remote.published_at:
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(remote.published_at))
+    state = "reachable" if remote.reachable else "unreachable: answering from the local copy"
+    rows = [
+        ("remote", remote.uri),
+        ("remote commit", f"{remote.commit or 'none copied yet'}" + (f" (published {when})" if when else "")),
+        ("remote state", state),
+        (
+            "overlay",
+            f"{remote.overlay_files:,} files of this machine's own, {remote.hidden_files:,} remote files "
+            f"deleted here, {remote.remote_files:,} files in the remote",
+        ),
+    ]
+    if remote.refused:
+        rows.append(("remote refused", remote.refused))
+    if remote.error:
+        rows.append(("remote note", remote.error))
+    return rows
 
 
 @main.command()

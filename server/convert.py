@@ -491,8 +491,13 @@ def status_json(statuses: Sequence[tuple[IndexStatus, str]]) -> object:
         row = {
             camel(f.name): getattr(st, f.name)
             for f in dataclasses.fields(st)
-            if f.name not in ("skipped", "failed", "notes")
+            if f.name not in ("skipped", "failed", "notes", "remote")
         }
+        row["remote"] = (
+            None
+            if st.remote is None
+            else {camel(f.name): getattr(st.remote, f.name) for f in dataclasses.fields(st.remote)}
+        )
         row["skipped"] = [{"path": r.path, "reason": r.reason} for r in st.skipped[:100]]
         row["failed"] = [{"path": r.path, "reason": r.reason} for r in st.failed[:100]]
         row["activity"] = activity
@@ -561,7 +566,8 @@ def research_json(
 # ----- progress -----------------------------------------------------------------------------
 
 _PHASE_SHARE = {
-    "walk": (0, 2),
+    "walk": (0, 1),
+    "remote": (1, 2),  # copying from index.remote: seconds, its files counted in the message
     "parse": (2, 50),
     "embed": (50, 98),
     "optimize": (98, 100),
@@ -575,7 +581,7 @@ def progress_report(p: Progress, project: str) -> lsp.WorkDoneProgressReport:
     frac = p.done / p.total if p.total else 0.0
     pct = int(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
     counts = f" {p.done}/{p.total}" if p.total else ""
-    what = {"parse": "files", "embed": "chunks"}.get(p.phase, "")
+    what = {"remote": "files copied", "parse": "files", "embed": "chunks"}.get(p.phase, "")
     return lsp.WorkDoneProgressReport(
         message=f"{project}: {p.phase}{counts} {what}".rstrip(), percentage=pct, cancellable=True
     )

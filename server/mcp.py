@@ -447,7 +447,7 @@ class AgentTools(GraphTools):
         parts: list[str] = []
         missing = 0
         for root in self.roots:
-            st = index_status(root, self.workspaces.settings(root))
+            st = index_status(root, self.workspaces.settings(root), probe_remote=False)
             if not st.exists:
                 missing += 1
                 parts.append(
@@ -469,6 +469,13 @@ class AgentTools(GraphTools):
                 f"  model {st.model} ({st.dimension} dims), schema {st.schema_version}, "
                 f"{st.index_bytes / 1e6:,.1f} MB on disk",
             ]
+            if st.remote is not None:
+                state = "reachable" if st.remote.reachable else "unreachable at the last index run"
+                lines.append(
+                    f"  remote {st.remote.uri} at commit {st.remote.commit or 'none copied yet'} ({state}); "
+                    f"{st.remote.overlay_files:,} files are this machine's own"
+                    + (f"; refused: {st.remote.refused}" if st.remote.refused else "")
+                )
             lines += [f"  skipped {r.path}: {r.reason}" for r in st.skipped[:10]]
             lines += [f"  failed {r.path}: {r.reason}" for r in st.failed[:10]]
             parts.append("\n".join(lines))

@@ -213,7 +213,10 @@ def run_status(ls: CodesiftServer, a: StatusArgs) -> object:
     """What each selected project's index holds and what its writer is doing."""
     with convert.engine_errors():
         return convert.status_json(
-            [(index_status(p.root, p.settings), p.activity) for p in ls.selected(a.projects)]
+            [
+                (index_status(p.root, p.settings, probe_remote=False), p.activity)
+                for p in ls.selected(a.projects)
+            ]
         )
 
 

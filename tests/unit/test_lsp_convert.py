@@ -116,5 +116,7 @@ def test_grep_passage_matches_become_locations(tmp_path: Path) -> None:
 
 def test_progress_maps_text_phase_to_the_first_half_and_vectors_to_the_second() -> None:
     assert convert.progress_report(Progress("parse", 5, 10), "ws").percentage == 26
+    copying = convert.progress_report(Progress("remote", 40, 80), "ws")
+    assert copying.percentage == 1 and copying.message == "ws: remote 40/80 files copied"
     embed = convert.progress_report(Progress("embed", 10, 10), "ws")
     assert embed.percentage == 98 and embed.message == "ws: embed 10/10 chunks"

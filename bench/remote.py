@@ -1,0 +1,177 @@
+"""The team-index figures: publish to S3 on loopback, a laptop's overlay vs indexing alone.
+
+    .venv/bin/python -m bench.remote [--packages email json http ...] [--work DIR]
+
+Copies a part of this interpreter's standard library (all of it without
+``--packages``: an hour of embedding on two busy cores), then measures
+
+* indexing alone (what a laptop does without a remote: parse + embed),
+* publishing the same tree to ``s3://`` on a moto server on 127.0.0.1 (time, bytes),
+* a second checkout with one file edited, overlaying that remote: time to vectors done,
+* hybrid search p50 on the overlaid index vs the index built alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from codesift.indexer.embed import make_embedder
+from codesift.indexer.publish import publish
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.results import SearchRequest
+from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.sync import index_workspace, open_store
+
+from . import corpora
+
+QUERIES = (
+    "parse an email address into name and address",
+    "retry a failed http request",
+    "decode json with a custom object hook",
+    "read a configuration file",
+    "encode base64 data",
+    "split a header value into parameters",
+    "send a request over a socket",
+    "format a date as a string",
+)
+
+
+def _hybrid_p50s(roots: list[Path]) -> list[float]:
+    """Hybrid p50 (ms) of each index, the queries interleaved across them so load swings hit all alike."""
+    setups = []
+    for root in roots:
+        settings = load_settings(root)
+        setups.append((root, settings, open_store(root, settings)))
+    embedder = make_embedder(Settings().embed)
+    times: list[list[float]] = [[] for _ in roots]
+    for rnd in range(4):
+        for q in QUERIES:
+            for k, (root, settings, store) in enumerate(setups):
+                t = time.perf_counter()
+                search(store, SearchRequest(query=q), settings, root=root, embedder=embedder)
+                if rnd:  # the first round warms caches
+                    times[k].append(time.perf_counter() - t)
+    return [statistics.median(t) * 1000 for t in times]
+
+
+def _bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def _worktrees(alone: Path, work: Path, n: int) -> None:
+    """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    main = shutil.copytree(alone, work / "wt0", symlinks=True)  # its index comes along
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+        subprocess.run(["git", "-C", str(main), *cmd], check=True, env=env, capture_output=True)
+    embedder = make_embedder(Settings().embed)
+    index_workspace(main, load_settings(main), embedder=embedder)
+    one = _bytes(main / ".codesift")
+    seconds = []
+    for i in range(1, n):
+        tree = work / f"wt{i}"
+        subprocess.run(
+            ["git", "-C", str(main), "worktree", "add", "-q", str(tree)], check=True, capture_output=True
+        )
+        t = time.perf_counter()
+        index_workspace(tree, load_settings(tree), embedder=embedder)
+        seconds.append(time.perf_counter() - t)
+    total = sum(_bytes(work / f"wt{i}" / ".codesift") for i in range(n))
+    print(
+        f"{n} worktrees: each new one ready in {min(seconds):.1f}-{max(seconds):.1f} s; "
+        f"index disk {total / 1e6:.1f} MB vs {n * one / 1e6:.1f} MB for {n} separate indexes"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--packages", nargs="*", default=["email", "json", "http", "urllib", "xml"], help="none: all"
+    )
+    ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
+    ap.add_argument("--no-embed", action="store_true", help="text phase only (the copy's cost at scale)")
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-remote-"))
+    src = work / "ci"
+    if args.packages:
+        src.mkdir(parents=True, exist_ok=True)
+        for name in args.packages:
+            shutil.copytree(corpora.STDLIB / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        corpora.copy_stdlib(src)
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.integration.test_remote_s3 import _start_server  # the same server the tests start
+
+    server = _start_server()
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="test",
+        AWS_SECRET_ACCESS_KEY="test",
+        AWS_REGION="us-east-1",
+        AWS_ENDPOINT_URL=server.endpoint,
+    )
+    try:
+        embedder = make_embedder(Settings().embed)
+        alone = shutil.copytree(src, work / "alone")
+        t = time.perf_counter()
+        embed = not args.no_embed
+        built = index_workspace(alone, load_settings(alone), embedder=embedder, embed=embed)
+        t_alone = time.perf_counter() - t
+
+        bucket = server.bucket()
+        uri = f"s3://{bucket}/team"
+        t = time.perf_counter()
+        pub = publish(src, uri, load_settings(src), embedder=embedder, embed=embed)
+        t_publish = time.perf_counter() - t
+        import boto3
+
+        s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1")
+        size = sum(
+            o["Size"]
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for o in page.get("Contents", [])
+        )
+
+        laptop = shutil.copytree(src, work / "laptop")
+        (laptop / ".codesift.toml").write_text(f'[index]\nremote = "{uri}"\n')
+        edited = next(p for p in sorted(laptop.rglob("*.py")) if p.stat().st_size > 2000)
+        edited.write_text(edited.read_text() + "\n\ndef bench_overlay_probe():\n    return 42\n")
+        t = time.perf_counter()
+        over = index_workspace(laptop, load_settings(laptop), embedder=embedder, embed=embed)
+        t_overlay = time.perf_counter() - t
+
+        p50_alone, p50_overlay = _hybrid_p50s([alone, laptop])
+    finally:
+        server.stop()
+    print(
+        f"tree: {built.files_seen} files, {built.chunks_written} chunks "
+        f"({' '.join(args.packages) or 'stdlib'})"
+    )
+    print(f"indexing alone (parse + embed): {t_alone:.1f} s ({built.chunks_embedded} embedded)")
+    print(
+        f"publish to S3 on loopback: {t_publish:.1f} s, {size / 1e6:.1f} MB in the bucket, "
+        f"commit {pub.commit!r}"
+    )
+    print(
+        f"overlay first ready (vectors done): {t_overlay:.1f} s — {over.files_from_remote} files copied, "
+        f"{over.files_changed} parsed, {over.chunks_embedded} chunks embedded "
+        f"({t_alone / max(t_overlay, 1e-9):.1f}× faster than alone)"
+    )
+    print(f"phases of the overlay run: { ({k: round(v, 2) for k, v in over.phase_seconds.items()}) }")
+    print(f"hybrid p50: alone {p50_alone:.1f} ms, overlaid {p50_overlay:.1f} ms")
+    if args.worktrees > 1:
+        _worktrees(alone, work, args.worktrees)
+
+
+if __name__ == "__main__":
+    main()
