@@ -138,6 +138,7 @@ async function screenshot(page) {
   const input = await palette(page, 'codesift: Search');
   await input.pressSequentially(process.env.QUESTION, { delay: 30 });
   await page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.QUESTION_TOP }).first().waitFor();
+  await page.mouse.move(1270, 600); // no hover tooltip over the input
   await page.waitForTimeout(1500); // the preview editor behind the QuickPick
   result.questionRows = await rows(page);
   await page.screenshot({ path: path.join(OUT, 'vscode-search.png') });
