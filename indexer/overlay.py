@@ -64,6 +64,7 @@ class OverlayState:
     error: str = ""  # why the last contact failed
     refused: str = ""  # why the remote cannot be mixed with this index
     hashes: dict[str, str] = field(default_factory=dict)  # remote path → content hash (indexed files)
+    worktree: str = ""  # the sibling worktree copied from (index.share_worktrees), "" for a remote
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,7 @@ def hydrate(
                 checked_at=time.time(),
                 reachable=True,
                 hashes=hashes,
+                worktree=str(source.worktree or ""),
             ),
         )
     return replace(report, seconds=time.perf_counter() - started)
@@ -358,7 +360,7 @@ def overlay_status(
     """The overlay's state; with ``probe``, one quick contact with the remote to say whether it answers."""
     uri = remote_uri(settings, root)
     state = load_state(store.uri)
-    if not uri and settings.index.share_worktrees and state is not None:
+    if not uri and settings.index.share_worktrees and state is not None and state.worktree:
         uri, probe = state.uri, False  # copied from a sibling worktree's index
     if not uri:
         return None
