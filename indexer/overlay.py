@@ -169,6 +169,9 @@ def hydrate(
                 save_state(store.uri, replace(base, checked_at=time.time(), reachable=True, error=note))
                 return HydrateReport(note=note, seconds=time.perf_counter() - started)
             refused = incompatibility(manifest.meta, want)
+            if refused and source.worktree is not None:
+                log.info("not copying from the index of %s: %s", source.worktree, refused)
+                return HydrateReport()
             if refused:
                 note = f"the index at {uri} is not used: {refused}"
                 log.warning("%s", note)
