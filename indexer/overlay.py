@@ -64,6 +64,7 @@ class OverlayState:
     error: str = ""  # why the last contact failed
     refused: str = ""  # why the remote cannot be mixed with this index
     hashes: dict[str, str] = field(default_factory=dict)  # remote path → content hash (indexed files)
+    worktree: str = ""  # the sibling worktree copied from (index.share_worktrees), "" for a remote
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +169,9 @@ def hydrate(
                 save_state(store.uri, replace(base, checked_at=time.time(), reachable=True, error=note))
                 return HydrateReport(note=note, seconds=time.perf_counter() - started)
             refused = incompatibility(manifest.meta, want)
+            if refused and source.worktree is not None:
+                log.info("not copying from the index of %s: %s", source.worktree, refused)
+                return HydrateReport()
             if refused:
                 note = f"the index at {uri} is not used: {refused}"
                 log.warning("%s", note)
@@ -199,6 +203,7 @@ def hydrate(
                 checked_at=time.time(),
                 reachable=True,
                 hashes=hashes,
+                worktree=str(source.worktree or ""),
             ),
         )
     return replace(report, seconds=time.perf_counter() - started)
@@ -358,7 +363,7 @@ def overlay_status(
     """The overlay's state; with ``probe``, one quick contact with the remote to say whether it answers."""
     uri = remote_uri(settings, root)
     state = load_state(store.uri)
-    if not uri and settings.index.share_worktrees and state is not None:
+    if not uri and settings.index.share_worktrees and state is not None and state.worktree:
         uri, probe = state.uri, False  # copied from a sibling worktree's index
     if not uri:
         return None

@@ -260,3 +260,9 @@ def test_a_second_worktree_copies_the_first_ones_rows_and_vectors(tmp_path: Path
     third = tmp_path / "third"
     subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(third)], check=True)
     assert index_workspace(third, alone, embedder=embedder).files_from_remote == 0
+
+    other = tmp_path / "other-settings"  # a sibling built with other chunking: skipped, silently
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(other)], check=True)
+    (other / ".codesift.toml").write_text("[chunk]\nmax_lines = 40\n")
+    report = index_workspace(other, load_settings(other), embedder=embedder)
+    assert report.files_from_remote == 0 and report.note == ""
