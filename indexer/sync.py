@@ -34,6 +34,7 @@ from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, 
 from .overlay import HydrateReport, hydrate, overlay_status
 from .rows import Vectors
 from .settings import Settings
+from .static_embed import StaticEmbedder
 from .store import (
     CHUNKS,
     PENDING,
@@ -232,7 +233,12 @@ def index_workspace(
 
         t = time.perf_counter()
         seen = len(entries)
-        changed_paths = _sync_text(store, entries, settings, embedder, project, counters, progress, cancel)
+        # A static model embeds faster than a second write of the rows costs: its
+        # vectors go in with the text phase's rows, and the vectors phase finds none left.
+        inline = embed and isinstance(embedder, StaticEmbedder)
+        changed_paths = _sync_text(
+            store, entries, settings, embedder, project, counters, progress, cancel, inline
+        )
         store.ensure_indices()
         counters.phases["parse"] = time.perf_counter() - t
 
@@ -292,6 +298,7 @@ def _sync_text(
     counters: Counters,
     progress: ProgressFn,
     cancel: threading.Event,
+    inline: bool = False,
 ) -> list[str]:
     records = store.file_records()
     walked = {e.path for e in entries}
@@ -321,15 +328,36 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            flush_writes(store, batch, embedder, settings, counters, records.keys())
+            vectors = _inline_vectors(batch, embedder, counters) if inline else None
+            flush_writes(store, batch, embedder, settings, counters, records.keys(), vectors)
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    flush_writes(store, batch, embedder, settings, counters, records.keys())
+    vectors = _inline_vectors(batch, embedder, counters) if inline else None
+    flush_writes(store, batch, embedder, settings, counters, records.keys(), vectors)
     store.touch_files(touched)
     if not cancel.is_set():
         journal.clear(store.uri)  # every walked file written, every gone one removed
     counters.skipped = sum(1 for r in store.file_records().values() if r.status == FileStatus.SKIPPED)
     return changed
+
+
+def _inline_vectors(
+    batch: list[FileWrite], embedder: Embedder, counters: Counters
+) -> dict[str, Vectors] | None:
+    """Every vector of a batch's chunks, embedded now (no cache: a static model embeds
+    faster than the cache answers). None when the model fails: the chunks stay
+    pending, and the vectors phase embeds them one pool at a time and reports which
+    text it refused."""
+    texts = {c.content_hash: c.text for w in batch for c in w.chunks}
+    if not texts:
+        return None
+    try:
+        rows = embedder.embed_documents(list(texts.values()))
+    except EmbedError as exc:
+        log.warning("embedding with the text phase failed, the vectors phase retries: %s", exc)
+        return None
+    counters.embedded += sum(len(w.chunks) for w in batch)
+    return dict(zip(texts, rows, strict=True))
 
 
 def indexed_hash(record: FileRecord | None) -> str:

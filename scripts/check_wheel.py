@@ -8,7 +8,8 @@ python scripts/check_wheel.py --wheel dist/codesift-*.whl
 python scripts/check_wheel.py VENV [--smoke]
     the same files are installed in VENV; with --smoke (the wheel installed with its
     dependencies) VENV has no torch, and `codesift index` on a small generated
-    workspace embeds every chunk, and `codesift search` answers with vectors.
+    workspace embeds every chunk, and `codesift search` answers with vectors; then
+    the same with the static model.
 """
 
 from __future__ import annotations
@@ -128,7 +129,23 @@ def smoke_test(venv: Path) -> int:
         if not hits or hits[0]["path"] != "upload.py":
             print("codesift search found nothing by vectors:", found.stdout, found.stderr)
             return 1
-    print(f"smoke test: indexed with {report['chunks_embedded']} vectors and searched them, no torch")
+        # The static model, from the wheel too: the switch rebuilds the index with its vectors.
+        (ws / ".codesift.toml").write_text('[embed]\nmodel = "all-MiniLM-L6-v2-static"\n')
+        done = subprocess.run([codesift, "index", str(ws), "--json"], capture_output=True, text=True, env=env)
+        static = json.loads(done.stdout) if done.returncode == 0 else {}
+        complete = static.get("vectors_pending") == 0 and static.get("chunks_embedded")
+        if not static.get("rebuilt") or not complete:
+            print("codesift index with the static model failed:", done.stdout, done.stderr)
+            return 1
+        found = subprocess.run([*query, "--root", str(ws)], capture_output=True, text=True, env=env)
+        hits = json.loads(found.stdout)["hits"] if found.returncode == 0 else []
+        if not hits or hits[0]["path"] != "upload.py":
+            print("codesift search found nothing by static vectors:", found.stdout, found.stderr)
+            return 1
+    print(
+        f"smoke test: indexed with {report['chunks_embedded']} vectors and searched them, then with "
+        f"the static model ({static['chunks_embedded']} vectors), no torch"
+    )
     return 0
 
 

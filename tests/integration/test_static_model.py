@@ -43,10 +43,22 @@ def test_switching_to_the_static_model_rebuilds_and_every_vector_is_static(works
     static = load_settings(workspace, STATIC)
     report = index_workspace(workspace, static)
     assert report.rebuilt and f"static:{STATIC_MODEL} (256)" in report.rebuild_reason
+    # The static model embeds with the text phase: nothing is left for the vectors phase.
+    assert report.chunks_embedded == report.chunks_written > 0
     status = index_status(workspace, static)
     assert status.dimension == 256 and status.vectors_pending == 0
     table = Store(index_uri_for(workspace, static))._table("chunks").to_arrow()
     assert {len(v) for v in table.column("vector").to_pylist()} == {256}
+
+
+def test_no_embed_with_the_static_model_leaves_vectors_pending_and_the_next_run_fills_them(
+    workspace: Path,
+) -> None:
+    static = load_settings(workspace, STATIC)
+    text_only = index_workspace(workspace, static, embed=False)
+    assert text_only.chunks_embedded == 0 and text_only.vectors_pending == text_only.chunks_written
+    again = index_workspace(workspace, static)
+    assert again.chunks_embedded == text_only.chunks_written and again.vectors_pending == 0
 
 
 def test_a_search_with_the_other_model_skips_vectors_and_says_why(workspace: Path) -> None:
