@@ -206,3 +206,10 @@ def test_neovim_search_prompts_and_callers_list_in_the_picker_with_preview_and_n
         lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/auth.py:17",
         "the jump to the caller",
     )
+
+    # Nothing implements a function: one line says so, no hit-enter prompt (the answer's
+    # several-line text is not echoed).
+    screen.keys(":CodesiftImplementations retry_upload", "Enter")
+    none = screen.wait_text('codesift: no implementations of "retry_upload": nothing found')
+    shot("no-implementations")
+    assert "Press ENTER" not in none and screen.expr("mode(1)") == "n", none
