@@ -334,7 +334,8 @@ def render_markdown(result: ResearchResult, link: Callable[[str, int], str] | No
             lines += ["", "## Unresolved calls that could be it", ""]
             for f in maybe:
                 sites = ", ".join(at(f.path, n, str(n)) for n in f.sites)
-                lines.append(f"- (unresolved) `{f.name}` — {at(f.path, f.start_line)} (calls at line {sites})")
+                where = at(f.path, f.start_line)
+                lines.append(f"- (unresolved) `{f.name}` — {where} (calls at line {sites})")
     else:
         for f in result.findings:
             via = f" via `{f.via[-1]}`" if f.via else ""

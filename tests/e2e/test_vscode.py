@@ -220,22 +220,41 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     assert (out / "vscode-search.png").stat().st_size > 10_000
 
 
+# A subclass for Implementations, in this test's workspace only (the shared sample has none).
+AUDIT_PY = '''"""Authentication that keeps a trail."""
+
+from app.auth import AuthService
+
+
+class AuditedAuthService(AuthService):
+    """Records every login attempt before checking it."""
+
+    def login(self, user, password):
+        print("login attempt", user)
+        return super().login(user, password)
+'''
+
+
 def test_vscode_research_and_status_render_and_commands_act_on_the_symbol_under_the_cursor(
-    code_server: tuple[str, Path], workspace: Path
+    tmp_path: Path, workspace: Path
 ) -> None:
-    url, tmp = code_server
-    out, result = _drive(
-        url,
-        tmp,
-        {
-            "SCENARIO": "views",
-            "DESCRIPTION": "retry failed uploads with backoff",
-            "PICK": "retry_upload",
-            "FILE": "app/auth.py",
-            "SYMBOL": "validateCredentials",
-            "LINK": "app/auth.py:17",
-        },
-    )
+    (workspace / "app" / "audit.py").write_text(AUDIT_PY, encoding="utf-8")
+    with _serving(tmp_path, workspace) as (url, tmp):
+        out, result = _drive(
+            url,
+            tmp,
+            {
+                "SCENARIO": "views",
+                "DESCRIPTION": "retry failed uploads with backoff",
+                "PICK": "retry_upload",
+                "FILE": "app/auth.py",
+                "SYMBOL": "validateCredentials",
+                "LINK": "app/auth.py:17",
+                "BASE": "AuthService",
+                "IMPL": "AuditedAuthService",
+                "IMPL_FILE": "app/audit.py",
+            },
+        )
 
     # Search Symbols by Description: the definition a sentence describes, with where it is.
     described = result["describedRows"]
@@ -261,9 +280,29 @@ def test_vscode_research_and_status_render_and_commands_act_on_the_symbol_under_
     # Show Status rendered: the table has a header, and the index's figures.
     assert result["statusTab"].startswith("Preview "), result["statusTab"]
     assert result["statusHeaders"][:2] == ["Index", "State"], result["statusHeaders"]
-    assert "5 indexed" in result["statusText"], result["statusText"]
-    for shot in ("vscode-symbols-by-description", "vscode-callers", "vscode-research", "vscode-status"):
-        assert (out / f"{shot}.png").stat().st_size > 10_000
+    assert "6 indexed" in result["statusText"], result["statusText"]
+
+    # Implementations of the base class under the cursor (app/auth.py:6), asked without a prompt:
+    # the subclass, and picking it opens app/audit.py at line 6, where it is defined.
+    assert result["cursorOnBase"].startswith("Ln 6,"), result["cursorOnBase"]
+    assert result["implementationsTitle"] == "codesift: Implementations of AuthService", result
+    implementations = result["implementationRows"]
+    assert len(implementations) == 1, implementations
+    assert implementations[0].startswith("AuditedAuthService") and "app/audit.py:6" in implementations[0]
+    assert "subclass" in implementations[0], implementations
+    assert result["implementationTab"].startswith("audit.py"), result["implementationTab"]
+    assert result["implementationCursor"].startswith("Ln 6,"), result["implementationCursor"]
+
+    shots = (
+        "symbols-by-description",
+        "callers",
+        "research",
+        "status",
+        "implementations",
+        "implementation-opened",
+    )
+    for shot in shots:
+        assert (out / f"vscode-{shot}.png").stat().st_size > 10_000
 
 
 # The README's screenshot: a question asked of a real repository (a checkout of pallets/click,

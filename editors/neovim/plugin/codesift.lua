@@ -31,6 +31,17 @@ command('CodesiftResearch', function(o)
   end)
 end, { nargs = '*', bang = true, desc = 'codesift: code research (! → quickfix list)' })
 
+-- On the name given, else the word under the cursor, else one asked for.
+for name, fn in pairs({ CodesiftCallers = 'callers', CodesiftImplementations = 'implementations' }) do
+  command(name, function(o)
+    local codesift = require('codesift')
+    local word = vim.trim(o.args) ~= '' and o.args or codesift.cword()
+    codesift.with_argument(word, ('codesift %s of: '):format(fn), nil, function(symbol)
+      codesift[fn](symbol, { quickfix = o.bang })
+    end)
+  end, { nargs = '?', bang = true, desc = ('codesift: %s of the name under the cursor (! → quickfix list)'):format(fn) })
+end
+
 command('CodesiftReindex', function(o)
   require('codesift').reindex(o.fargs)
 end, { nargs = '*', complete = 'file', desc = 'codesift: re-index the workspace, or the given files' })

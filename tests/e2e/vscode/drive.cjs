@@ -3,11 +3,13 @@
 // It only observes; tests/e2e/test_vscode.py asserts. Prints one JSON object on stdout.
 //
 // SCENARIO=screenshot: only the question, for the README's screenshot. SCENARIO=views instead: Search Symbols by Description, Callers and Research on the symbol under
-// the cursor, the research answer and Show Status rendered, a link in the answer clicked.
+// the cursor, the research answer and Show Status rendered, a link in the answer clicked, then
+// Implementations of the base class under the cursor and one of them picked.
 //
 // env: PLAYWRIGHT_CORE (module dir), CHROMIUM, URL (workbench with ?folder=), OUT (artefact dir),
 //      QUESTION + QUESTION_TOP (a row it must list), QUERY, GREP, PICK (text of the row to pick), SYMBOL (Quick Open `#` query), TIMEOUT_MS;
-//      views: DESCRIPTION (a symbol query in words), PICK, FILE (to open), SYMBOL (to put the cursor on), LINK (link text to click)
+//      views: DESCRIPTION (a symbol query in words), PICK, FILE (to open), SYMBOL (to put the cursor on), LINK (link text to click),
+//             BASE (a class in FILE), IMPL + IMPL_FILE (its subclass, to pick, and where it is)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -145,6 +147,29 @@ async function screenshot(page) {
   step('question results');
 }
 
+/** The status bar's "Ln 12, Col 7". */
+async function cursorText(page) {
+  return page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+}
+
+/** Open `file` (Quick Open) and put the cursor on the first `symbol` in it: found, then the
+ *  find widget closed, so the name stays selected. */
+async function cursorOn(page, file, symbol) {
+  const input = await openQuickInput(page, 'Control+P');
+  await input.fill(file);
+  // Clicked, not Enter: after a webview (the status page) had focus, Enter never reached the list.
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.locator('.tabs-container .tab.active', { hasText: path.basename(file) }).waitFor();
+  await page.waitForTimeout(500);
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Control+F');
+  await page.keyboard.type(symbol);
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(300);
+}
+
 async function views(page) {
   // Search Symbols by Description: a sentence lists the definitions it describes (Go to Symbol
   // in Workspace filters the server's answers by the typed text and shows none).
@@ -158,21 +183,8 @@ async function views(page) {
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 
-  // Open FILE and put the cursor on SYMBOL (find it, then close the find widget: it stays selected).
-  await openQuickInput(page, 'Control+P');
-  await input.fill(process.env.FILE);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(process.env.FILE) }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-  await page.locator('.tabs-container .tab.active', { hasText: path.basename(process.env.FILE) }).waitFor();
-  await page.waitForTimeout(500);
-  await page.locator('.monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+Home');
-  await page.keyboard.press('Control+F');
-  await page.keyboard.type(process.env.SYMBOL);
-  await page.keyboard.press('Escape');
-  await page.waitForTimeout(300);
-  result.cursorBefore = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+  await cursorOn(page, process.env.FILE, process.env.SYMBOL);
+  result.cursorBefore = await cursorText(page);
   step('cursor on symbol', { cursor: result.cursorBefore });
 
   // codesift: Callers acts on the symbol under the cursor: no prompt, the callers at once.
@@ -226,6 +238,27 @@ async function views(page) {
   result.statusText = await status.locator('body').innerText();
   await page.screenshot({ path: path.join(OUT, 'vscode-status.png') });
   step('status rendered');
+
+  // codesift: Implementations acts on the base class under the cursor; picking one opens it.
+  await cursorOn(page, process.env.FILE, process.env.BASE);
+  result.cursorOnBase = await cursorText(page);
+  await palette(page, 'codesift: Implementations', { titled: false });
+  await title.filter({ hasText: 'codesift: Implementations of' }).waitFor();
+  result.implementationsTitle = await title.innerText();
+  const impl = page.locator('.quick-input-list .monaco-list-row', { hasText: process.env.IMPL }).first();
+  await impl.waitFor();
+  await page.waitForTimeout(300);
+  result.implementationRows = await rows(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-implementations.png') });
+  step('implementations');
+  await impl.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.locator('.tabs-container .tab.active', { hasText: path.basename(process.env.IMPL_FILE) }).waitFor();
+  await page.waitForTimeout(500);
+  result.implementationTab = await activeTab(page);
+  result.implementationCursor = await cursorText(page);
+  await page.screenshot({ path: path.join(OUT, 'vscode-implementation-opened.png') });
+  step('implementation opened', { tab: result.implementationTab, cursor: result.implementationCursor });
 }
 
 async function main() {

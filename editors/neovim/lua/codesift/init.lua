@@ -1,6 +1,6 @@
 --- codesift for Neovim 0.11: wires the built-in LSP client to `codesift serve`,
---- adds :CodesiftSearch / :CodesiftGrep / :CodesiftResearch / :CodesiftReindex /
---- :CodesiftStatus, a statusline component fed by `$/progress`, and
+--- adds :CodesiftSearch / :CodesiftGrep / :CodesiftResearch / :CodesiftCallers /
+--- :CodesiftImplementations / :CodesiftReindex / :CodesiftStatus, a statusline component fed by `$/progress`, and
 --- `:checkhealth codesift`.
 local results = require('codesift.results')
 
@@ -244,6 +244,24 @@ function M.research(question, opts)
   show('codesift.research', { question = question }, results.from_research, opts, function()
     return 'codesift research: ' .. question
   end, ('nothing found for %q'):format(question))
+end
+
+--- Callers of `name`, up the chain (the research question "what calls NAME").
+---@param name string
+---@param opts table|nil { quickfix = bool }
+function M.callers(name, opts)
+  show('codesift.research', { question = 'what calls ' .. name }, results.from_research, opts or {}, function()
+    return 'codesift callers: ' .. name
+  end, ('no callers of %q'):format(name))
+end
+
+--- Implementations of `name`: subclasses, implementers, extensions.
+---@param name string
+---@param opts table|nil { quickfix = bool }
+function M.implementations(name, opts)
+  show('codesift.research', { question = 'implementations of ' .. name }, results.from_research, opts or {}, function()
+    return 'codesift implementations: ' .. name
+  end, ('no implementations of %q'):format(name))
 end
 
 --- The argument a command was given, else one asked for with vim.ui.input (a command

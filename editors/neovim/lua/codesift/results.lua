@@ -5,10 +5,6 @@ local pickers = require('codesift.pickers')
 
 local M = {}
 
-local function notify(msg, level)
-  vim.notify('codesift: ' .. msg, level or vim.log.levels.INFO)
-end
-
 --- First non-blank line of a text, trimmed.
 local function first_line(text)
   for line in (text or ''):gmatch('[^\n]+') do
@@ -144,7 +140,8 @@ function M.from_research(result, encoding)
   for _, n in ipairs(result.notes or {}) do
     table.insert(notes, n)
   end
-  if #items == 0 and result.markdown and result.markdown ~= '' then
+  -- Nothing found and no note saying why: the answer's own text says it.
+  if #items == 0 and #notes == 0 and result.markdown and result.markdown ~= '' then
     table.insert(notes, result.markdown)
   end
   return { items = items, why = notes, notes = notes }
@@ -191,7 +188,7 @@ function M.show(answer, opts)
     if #why > 0 then
       msg = msg .. ': ' .. table.concat(why, '; ')
     end
-    return notify(msg, vim.log.levels.WARN)
+    return M.note(msg, vim.log.levels.WARN)
   end
   -- Results came; the notes say what may be missing (index still building…), each
   -- condition once per session, and only once the list is closed: a message before a
@@ -224,12 +221,13 @@ local function builtin_notify()
   return info ~= nil and info.source:find('vim/_editor.lua', 1, true) ~= nil
 end
 
---- A note via vim.notify. Neovim's own vim.notify echoes it, and an echo wider than the
---- command line asks "Press ENTER": there it is cut to the line's width (`:CodesiftStatus`
---- says the rest).
+--- A note via vim.notify, on one line. Neovim's own vim.notify echoes it, and an echo of
+--- several lines or wider than the command line asks "Press ENTER": there it is cut to
+--- the line's width (`:CodesiftStatus` says the rest).
 ---@param msg string
-function M.note(msg)
-  msg = 'codesift: ' .. msg:gsub('\n', ' ')
+---@param level integer|nil vim.log.levels (INFO when nil)
+function M.note(msg, level)
+  msg = 'codesift: ' .. vim.trim((msg:gsub('%s*\n%s*', ' ')))
   if builtin_notify() then
     -- Draw what is pending first (after vim.ui.select's list, a full clear that would
     -- wipe the line at once).
@@ -239,7 +237,7 @@ function M.note(msg)
       msg = vim.fn.strcharpart(msg, 0, room - 1) .. '…'
     end
   end
-  vim.notify(msg, vim.log.levels.INFO)
+  vim.notify(msg, level or vim.log.levels.INFO)
 end
 
 return M
