@@ -6,6 +6,7 @@ The store writes with these; readers (search, graph) rebuild engine types with t
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -214,18 +215,21 @@ def edges_table(edges: Sequence[Edge]) -> pa.Table:
 def edges_from_table(data: pa.Table) -> list[Edge]:
     """Edges of an ``edges`` table slice, as the parser made them (unresolved)."""
     cols = {name: data.column(name).to_pylist() for name in data.column_names}
+    # Paths, enclosing names and referenced names repeat across rows; Arrow makes a new
+    # str for each. Interned, 359k stdlib edges take ~? MiB less in the graph's memory.
+    intern = sys.intern
     return [
         Edge(
-            path=p,
-            from_symbol=f or "",
-            to_name=t or "",
+            path=intern(p),
+            from_symbol=intern(f or ""),
+            to_name=intern(t or ""),
             kind=EdgeKind(k),
             line=int(ln),
             column=int(c),
             end_line=int(el),
             end_column=int(ec),
-            module=m or "",
-            alias=a or "",
+            module=intern(m or ""),
+            alias=intern(a or ""),
         )
         for p, f, t, k, ln, c, el, ec, m, a in zip(
             cols["path"],
@@ -298,6 +302,49 @@ def chunk_from_row(r: dict[str, object]) -> Chunk:
     )
 
 
+def symbols_from_table(data: pa.Table) -> list[Symbol]:
+    """Symbols of a ``symbols`` table slice, built column by column: ``to_pylist()``'s one
+    dict per row (~640 bytes each) left ~35 MiB of the stdlib's 64k rows as fragmented
+    heap in a long-lived server after the dicts were freed."""
+    cols = {name: data.column(name).to_pylist() for name in data.column_names}
+    intern = sys.intern
+    out: list[Symbol] = []
+    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid in zip(
+        cols["name"],
+        cols["qualified_name"],
+        cols["kind"],
+        cols["path"],
+        cols["language"],
+        cols["start_line"],
+        cols["start_col"],
+        cols["end_line"],
+        cols["end_col"],
+        cols["sel_start_line"],
+        cols["sel_start_col"],
+        cols["sel_end_line"],
+        cols["sel_end_col"],
+        cols["container"],
+        cols["chunk_id"],
+        strict=True,
+    ):
+        out.append(
+            Symbol(
+                name=intern(str(name)),
+                qualified_name=str(qual),
+                kind=SymbolKind(int(kind or 0)),
+                path=intern(str(path)),
+                language=intern(str(lang)),
+                range=Span(Position(int(sl or 0), int(sc or 0)), Position(int(el or 0), int(ec or 0))),
+                selection_range=Span(
+                    Position(int(ssl or 0), int(ssc or 0)), Position(int(sel or 0), int(sec or 0))
+                ),
+                container=intern(str(cont or "")),
+                chunk_id=intern(str(cid)),
+            )
+        )
+    return out
+
+
 def symbol_from_row(row: dict[str, object]) -> Symbol:
     """Rebuild a Symbol from a ``symbols`` row (used by search)."""
 
@@ -305,17 +352,20 @@ def symbol_from_row(row: dict[str, object]) -> Symbol:
         v = row[key]
         return int(v) if isinstance(v, int) else 0
 
+    # Names, paths, languages, containers and chunk ids repeat across rows: interned,
+    # the symbol index and the graph each hold one copy of each (see DECISIONS, memory).
+    intern = sys.intern
     return Symbol(
-        name=str(row["name"]),
+        name=intern(str(row["name"])),
         qualified_name=str(row["qualified_name"]),
         kind=SymbolKind(i("kind")),
-        path=str(row["path"]),
-        language=str(row["language"]),
+        path=intern(str(row["path"])),
+        language=intern(str(row["language"])),
         range=Span(Position(i("start_line"), i("start_col")), Position(i("end_line"), i("end_col"))),
         selection_range=Span(
             Position(i("sel_start_line"), i("sel_start_col")),
             Position(i("sel_end_line"), i("sel_end_col")),
         ),
-        container=str(row["container"] or ""),
-        chunk_id=str(row["chunk_id"]),
+        container=intern(str(row["container"] or "")),
+        chunk_id=intern(str(row["chunk_id"])),
     )

@@ -17,15 +17,13 @@ import click
 from .cli_common import (
     Parts,
     answer,
-    err,
     find_root,
-    out,
     print_json,
     root_option,
-    say_index,
     to_jsonable,
     with_index,
 )
+from .cli_text import BOLD, BOLD_CYAN, CYAN, DIM, GREEN, RED, YELLOW, Lines, split_marked
 
 if TYPE_CHECKING:
     from codesift.indexer.search.grep import CaseMode
@@ -81,17 +79,19 @@ def _filters(
     return Filters(include=include, exclude=exclude, languages=lang, kinds=kinds, projects=project)
 
 
-def _print_hit_text(text: str, start_line: int, spans: Sequence[tuple[int, int]], max_lines: int) -> None:
-    from rich.text import Text
-
-    body = Text(text)
-    for a, b in spans:
-        body.stylize("bold yellow", a, b)
-    lines = body.split("\n")
-    for i, line in enumerate(lines[:max_lines]):
-        out.print(Text(f"{start_line + i:>6} │ ", style="dim") + line, soft_wrap=True)
+def _hit_text(out: Lines, text: str, start_line: int, spans: Sequence[Sequence[int]], max_lines: int) -> None:
+    lines = split_marked(text, spans)
+    for i, (line, local) in enumerate(lines[:max_lines]):
+        out.add(out.style(f"{start_line + i:>6} │ ", DIM) + out.marked(line, local))
     if len(lines) > max_lines:
-        out.print(Text(f"       … {len(lines) - max_lines} more lines", style="dim"))
+        out.add(out.style(f"       … {len(lines) - max_lines} more lines", DIM))
+
+
+def _say_index(root: Path) -> None:
+    """Name the index an answer came from (stderr, so stdout stays the answer alone)."""
+    note = Lines(sys.stderr)
+    note.add(note.style(f"index: {root}", DIM))
+    note.flush()
 
 
 @click.command()
@@ -173,19 +173,20 @@ def search(
     if as_json:
         print_json(payload)
         return
-    say_index(root)
+    _say_index(root)
     hits = cast(list[dict[str, Any]], payload["hits"])
+    out = Lines()
     for hit in hits:
-        stale = " [red](changed since indexed)[/]" if hit["stale"] else ""
+        stale = " " + out.style("(changed since indexed)", RED) if hit["stale"] else ""
         what = f" {hit['kind']} {hit['symbol']}" if hit["symbol"] else f" {hit['kind']}"
         if hit["via"]:
-            what += f" [dim](via {' → '.join(hit['via'])})[/]"
-        out.print(
-            f"[bold cyan]{hit['path']}[/]:{hit['start_line']}-{hit['end_line']}  "
-            f"[green]{hit['score']:.3f}[/] [dim]{'+'.join(hit['sources'])}[/]{what}{stale}"
-        )
+            what += " " + out.style(f"(via {' → '.join(hit['via'])})", DIM)
+        where = out.style(out.text(hit["path"]), BOLD_CYAN) + f":{hit['start_line']}-{hit['end_line']}"
+        score = out.style(f"{hit['score']:.3f}", GREEN)
+        out.add(f"{where}  {score} {out.style('+'.join(hit['sources']), DIM)}{out.text(what)}{stale}")
         if not files:
-            _print_hit_text(hit["text"], hit["start_line"], hit["highlights"], 8)
+            _hit_text(out, hit["text"], hit["start_line"], hit["highlights"], 8)
+    out.flush()
     _print_report(cast(dict[str, Any], payload["report"]))
     if not hits:
         sys.exit(1)
@@ -277,15 +278,18 @@ def search_json(result: SearchResult) -> dict[str, object]:
 
 
 def _print_report(report: dict[str, Any]) -> None:
-    from rich.markup import escape
-
+    err = Lines(sys.stderr)
     per = ", ".join(f"{k} {v}" for k, v in report["per_source"].items())
-    err.print(
-        f"[dim]{report['chunks']} chunks from {report['unique_files']} files, "
-        f"{report['chars']:,} characters; {per}; {report['millis'].get('total', 0):.0f} ms[/]"
+    err.add(
+        err.style(
+            f"{report['chunks']} chunks from {report['unique_files']} files, "
+            f"{report['chars']:,} characters; {per}; {report['millis'].get('total', 0):.0f} ms",
+            DIM,
+        )
     )
     for note in dict.fromkeys(report["notes"]):  # each condition once
-        err.print(f"[yellow]note:[/] {escape(note)}")
+        err.add(f"{err.style('note:', YELLOW)} {err.text(note)}")
+    err.flush()
 
 
 @click.command()
@@ -333,29 +337,32 @@ def grep(
     if as_json:
         print_json(payload)
         return
-    from rich.text import Text
-
-    say_index(root)
+    _say_index(root)
     passages = cast(list[dict[str, Any]], payload["passages"])
+    out = Lines()
     for p in passages:
-        out.print(f"[bold cyan]{p['path']}[/]")
-        body = Text(p["text"])
-        for a, b in p["highlights"]:
-            body.stylize("bold yellow", a, b)
+        out.add(out.style(out.text(p["path"]), BOLD_CYAN))
         matched = set(p["match_lines"])
-        for i, line in enumerate(body.split("\n")):
+        for i, (line, local) in enumerate(split_marked(p["text"], p["highlights"])):
             n = p["start_line"] + i
-            mark = ":" if n in matched else "-"
-            out.print(Text(f"{n:>6}{mark} ", style="green" if mark == ":" else "dim") + line, soft_wrap=True)
-        out.print()
-    err.print(
-        f"[dim]{payload['matches']} matching lines in {payload['files']} files, "
-        f"{sum(len(p['text']) for p in passages):,} characters; {payload['millis']:.0f} ms[/]"
+            number = out.style(f"{n:>6}:", GREEN) if n in matched else out.style(f"{n:>6}-", DIM)
+            out.add(f"{number} {out.marked(line, local)}")
+        out.add()
+    out.flush()
+    err = Lines(sys.stderr)
+    err.add(
+        err.style(
+            f"{payload['matches']} matching lines in {payload['files']} files, "
+            f"{sum(len(p['text']) for p in passages):,} characters; {payload['millis']:.0f} ms",
+            DIM,
+        )
     )
     if payload["truncated"]:
-        err.print(f"[yellow]note:[/] stopped early: {payload['reason']}")
+        err.add(f"{err.style('note:', YELLOW)} stopped early: {payload['reason']}")
     if not passages:
-        err.print(f"no match for {pattern!r}")
+        err.add(f"no match for {pattern!r}")
+    err.flush()
+    if not passages:
         sys.exit(1)
 
 
@@ -401,17 +408,18 @@ def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
     if as_json:
         print_json(payload)
         return
-    say_index(root)
+    _say_index(root)
     hits = cast(list[dict[str, Any]], payload["symbols"])
+    out = Lines()
     for h in hits:
         s = h["symbol"]
         indent = "    " if h["match"] == MEMBER_MATCH else ""
-        out.print(
-            f"{indent}[bold]{s['qualified_name']}[/] [dim]{SYMBOL_KINDS[s['kind'] - 1]}[/] "
-            f"[cyan]{s['path']}[/]:{s['selection_range']['start']['line']}"
-        )
+        kind = out.style(SYMBOL_KINDS[s["kind"] - 1], DIM)
+        where = out.style(out.text(s["path"]), CYAN) + f":{s['selection_range']['start']['line']}"
+        out.add(f"{indent}{out.style(out.text(s['qualified_name']), BOLD)} {kind} {where}")
+    out.flush()
     if not hits:
-        err.print(f"no symbol matches {name!r}")
+        click.echo(f"no symbol matches {name!r}", err=True)
         sys.exit(1)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..rows import edges_from_table, symbol_from_row
+from ..rows import edges_from_table, symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
 
 log = logging.getLogger(__name__)
@@ -146,10 +146,10 @@ class Snapshot:
 
     @staticmethod
     def _fill(fresh: dict[str, FileGraph], sym_rows: pa.Table, edge_rows: pa.Table) -> None:
-        for row in sym_rows.to_pylist():
-            fg = fresh.get(str(row["path"]))
+        for sym in symbols_from_table(sym_rows):
+            fg = fresh.get(sym.path)
             if fg is not None:
-                fg.symbols.append(symbol_from_row(row))
+                fg.symbols.append(sym)
         for e in edges_from_table(edge_rows):
             fg = fresh.get(e.path)
             if fg is not None:

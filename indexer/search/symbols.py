@@ -17,7 +17,7 @@ from ..errors import QueryError
 from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
 from ..parse import parse_file
-from ..rows import symbol_from_row
+from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
 from . import bounds
@@ -224,8 +224,7 @@ class SymbolIndex:
             p for p in hashes.keys() | self._base_hashes.keys() if hashes.get(p) != self._base_hashes.get(p)
         }
         if self._version < 0 or len(changed) > DELTA_FILES_MAX:
-            rows = self._store.table(SYMBOLS).to_arrow().to_pylist()
-            self._base = NameTable(symbol_from_row(r) for r in rows)
+            self._base = NameTable(symbols_from_table(self._store.table(SYMBOLS).to_arrow()))
             self._base_hashes = hashes
             self._delta, self._delta_paths = NameTable(()), frozenset()
         else:

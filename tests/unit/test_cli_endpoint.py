@@ -147,3 +147,45 @@ def test_codesift_no_server_skips_a_running_server(root: Path, monkeypatch: pyte
         assert ask(root, "search", {}) is None
     finally:
         server.close()
+
+
+def test_an_answer_from_a_server_loads_neither_the_engine_nor_rich(root: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    payload = {
+        "index_root": str(root),
+        "symbols": [
+            {
+                "symbol": {
+                    "qualified_name": "Auth.login",
+                    "kind": 6,
+                    "path": "app/auth.py",
+                    "selection_range": {"start": {"line": 3, "column": 4}, "end": {"line": 3, "column": 9}},
+                },
+                "match": MEMBER_MATCH,
+                "score": 1.0,
+            }
+        ],
+    }
+    server = Endpoint(root, lambda command, args: {"ok": payload})
+    assert server.open()
+    modules = tmp_path / "modules.txt"
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(modules)!r}, 'w').write('\\n'.join(sys.modules)))\n"
+        "from codesift.server.cli import main\n"
+        f"sys.argv = ['codesift', 'symbols', 'login', '--root', {str(root)!r}]\n"
+        "main()\n"
+    )
+    try:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    finally:
+        server.close()
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "    Auth.login method app/auth.py:3\n"
+    loaded = set(modules.read_text().split())
+    assert (
+        not {"rich", "lancedb", "pyarrow", "numpy", "codesift.indexer.store", "codesift.indexer.model"}
+        & loaded
+    )
