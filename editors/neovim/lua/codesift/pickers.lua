@@ -167,7 +167,7 @@ end
 --- hidden at once by "-- INSERT --".
 local function after_close(fn)
   local entered = false
-  local group = vim.api.nvim_create_augroup('codesift.picker', { clear = true })
+  local group = vim.api.nvim_create_augroup('codesift_picker', { clear = true })
   vim.api.nvim_create_autocmd({ 'ModeChanged', 'WinEnter', 'BufEnter' }, {
     group = group,
     callback = function()
