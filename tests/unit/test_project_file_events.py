@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codesift.indexer.settings import Settings
 from codesift.server.projects import Embedders, Project
 
@@ -53,5 +55,21 @@ def test_the_recent_paths_are_bounded(tmp_path: Path) -> None:
         project.writer.changed(f"gen/m{i}.py" for i in range(RECENT_PATHS + 50))
         first = project.writer.vectors_first()
         assert len(first) == RECENT_PATHS and first[0] == f"gen/m{RECENT_PATHS + 49}.py"
+    finally:
+        project.close()
+
+
+def test_the_writers_vectors_job_hands_the_engine_those_paths_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import codesift.server.projects as projects
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(projects, "embed_vectors", lambda *a, **k: seen.append(list(k["first"])) or 0)
+    project = Project(write_workspace(tmp_path / "ws"), Settings(), Embedders())
+    try:
+        project.open_files["app/auth.py"] = None
+        project.writer._vectors()
+        assert seen == [["app/auth.py"]]
     finally:
         project.close()
