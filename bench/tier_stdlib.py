@@ -8,15 +8,16 @@ from pathlib import Path
 
 import numpy as np
 
-from codesift.indexer.embed import Embedder
+from codesift.indexer.embed import Embedder, OnnxEmbedder
 from codesift.indexer.graph import Graph, callers, implementations
 from codesift.indexer.graph.snapshot import CALLABLE_KINDS, TYPE_KINDS
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.store import Store
+from codesift.indexer.store import CHUNKS, Store
 from codesift.indexer.sync import index_status, index_workspace, open_store
 
 from . import corpora, peers, probes, queries
 from .cli_wall import cli_wall
+from .embed_ceiling import embedding_ceiling
 from .report import Table, percentiles
 from .server_probe import probe_server
 
@@ -59,6 +60,9 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
     store = open_store(root, settings)
     if vectors:
         save_figures(table, tier, store, settings, root, embedder)
+        if isinstance(embedder, OnnxEmbedder):
+            texts = [str(t) for t in store.table(CHUNKS).to_arrow().column("text").to_pylist()]
+            embedding_ceiling(table, tier, embedder, texts)
     nl = queries.docstring_queries(root, 60)
     names = queries.symbol_names(store, 60)
     for mode in ("grep", "bm25", *(("vector", "hybrid") if vectors else ())):

@@ -20,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -61,18 +61,20 @@ def run_full_index(
     on_progress: Callable[[Progress], None],
     on_text_done: Callable[[IndexReport], None],
     step_chunks: int,
+    first: Sequence[str] = (),
 ) -> FullRunResult:
     """Text phase, then vectors, in a child process; blocks until it ends.
 
     ``cancel`` stops either phase; ``pause_vectors`` stops only the vectors phase
     (a save is waiting). ``on_text_done`` runs here as soon as grep, BM25 and
-    symbols are ready. Raises the engine's CodesiftError as the child raised it.
+    symbols are ready. ``first``: paths whose vectors are embedded before the rest.
+    Raises the engine's CodesiftError as the child raised it.
     """
     events = _SPAWN.Queue()
     stop_all, stop_vectors = _SPAWN.Event(), _SPAWN.Event()
     proc = _SPAWN.Process(
         target=_child_main,
-        args=(root, settings, project, step_chunks, events, stop_all, stop_vectors, os.getpid()),
+        args=(root, settings, project, step_chunks, list(first), events, stop_all, stop_vectors, os.getpid()),
         name=f"codesift-index-{project}",
         daemon=True,
     )
@@ -136,6 +138,7 @@ def _child_main(
     settings: Settings,
     project: str,
     step_chunks: int,
+    first: list[str],
     events: Any,
     stop_all: Any,
     stop_vectors: Any,
@@ -168,6 +171,7 @@ def _child_main(
                 progress=lambda p: events.put(("progress", p)),
                 cancel=cast(threading.Event, _Either(stop_all, stop_vectors)),
                 step_chunks=step_chunks,
+                first=first,
             )
         stopped = stop_all.is_set() or stop_vectors.is_set()
         events.put(("done", FullRunResult(report, embedded, stopped)))

@@ -23,7 +23,7 @@ from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_path
 from codesift.indexer.graph import Graph
 from codesift.indexer.graph.queries import edge_span
 from codesift.indexer.model import IndexReport, Span, Symbol
-from codesift.indexer.paths import os_path
+from codesift.indexer.paths import index_path, os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.static_embed import StaticEmbedder
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.3
 EMBED_STEP_CHUNKS = 16  # chunks between looks at "a save is waiting" (~0.2-0.6 s of embedding)
+# Recently saved paths remembered for "their vectors first" (most recent first).
+RECENT_PATHS = 200
 MODEL_IDLE_S = 300.0  # unload the embedding model after this long without a query or job
 OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
 INDEX_KEY_S = 0.1  # how long the index's table versions are trusted for answer keys
@@ -138,6 +140,8 @@ class Project:
         self.settings = settings
         self.embedders = embedders
         self.overlay: dict[str, str] = {}  # workspace-relative path → unsaved text
+        # Open in the editor (workspace-relative, opening order): their vectors go first.
+        self.open_files: dict[str, None] = {}
         self.lines = LineCache(self.root, self.overlay)
         self.text_ready = threading.Event()  # the text phase of the first index run finished
         self.activity = "idle"
@@ -300,6 +304,7 @@ class Writer:
         self._stopped = False
         self._vectors_due = False
         self._vectors_paused = False
+        self._recent: dict[str, None] = {}  # saved or changed paths, oldest first
         self._optimize_due = 0.0
         self._idle = threading.Event()
         self._idle.set()
@@ -320,7 +325,13 @@ class Writer:
 
     def changed(self, paths: Iterable[str]) -> None:
         """Files were saved, created or deleted: re-index them after a short quiet spell."""
+        paths = list(paths)
         with self._cond:
+            for path in paths:
+                self._recent.pop(path, None)
+                self._recent[path] = None
+            while len(self._recent) > RECENT_PATHS:
+                del self._recent[next(iter(self._recent))]
             self._dirty.update(paths)
             self._due = time.monotonic() + DEBOUNCE_S
             self._idle.clear()
@@ -344,6 +355,16 @@ class Writer:
                 self._run.cancel.set()
             self._interrupt.set()
             self._cond.notify()
+
+    def vectors_first(self) -> list[str]:
+        """Stored paths whose pending vectors are embedded before the rest: the files
+        open in the editor (last opened first), then the recently saved or changed
+        ones (last first)."""
+        with self._cond:
+            recent = list(self._recent)
+        opened = list(self._project.open_files)
+        ordered = dict.fromkeys(index_path(p) for p in [*reversed(opened), *reversed(recent)])
+        return list(ordered)
 
     def _next(self) -> tuple[str, object] | None:
         with self._cond:
@@ -422,6 +443,7 @@ class Writer:
                 on_progress=run.on_progress,
                 on_text_done=text_done,
                 step_chunks=EMBED_STEP_CHUNKS,
+                first=self.vectors_first(),
             )
             p.forget_store()
             if result.report is not None and not run.cancel.is_set():
@@ -470,6 +492,7 @@ class Writer:
                 p.root,
                 p.settings,
                 embedder=p.embedder(),
+                first=self.vectors_first(),
                 cancel=self._interrupt,
                 step_chunks=EMBED_STEP_CHUNKS,
             )

@@ -68,7 +68,12 @@ def register(server: CodesiftServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def text_document_did_open(ls: CodesiftServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        pass  # pygls keeps the text; it becomes an overlay once it differs from the disk
+        # pygls keeps the text; it becomes an overlay once it differs from the disk.
+        found = ls.project_of(params.text_document.uri)
+        if found is not None:
+            project, rel = found
+            project.open_files.pop(rel, None)
+            project.open_files[rel] = None  # its pending vectors go first
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def text_document_did_change(ls: CodesiftServer, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -82,6 +87,9 @@ def register(server: CodesiftServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def text_document_did_close(ls: CodesiftServer, params: lsp.DidCloseTextDocumentParams) -> None:
         _drop_overlay(ls, params.text_document.uri)
+        found = ls.project_of(params.text_document.uri)
+        if found is not None:
+            found[0].open_files.pop(found[1], None)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def workspace_did_change_watched_files(
