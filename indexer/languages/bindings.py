@@ -124,7 +124,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                     bind(_outer_scope(node, at), name, _UNKNOWN)
                 ret = node.child_by_field_name("return_type")
                 target = _type_name(ret)
-                if target is not None:
+                if target is not None and _own_scope(scope_of(node), name):
                     found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
             elif capture == "defname":
                 bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
@@ -149,6 +149,13 @@ def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
     if parent is None or parent.type == "module":
         return ""
     return at(parent.start_byte)
+
+
+def _own_scope(scope: str, name: Node | None) -> bool:
+    """Whether a definition is the scope its code is credited to: a function nested in
+    another (or a method of an anonymous class) is not, and its return type is not the
+    outer one's."""
+    return name is not None and scope.rsplit(".", 1)[-1] == node_text(name)
 
 
 def _type_parameter(node: Node) -> list[str]:
@@ -545,7 +552,7 @@ def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks
                     bind(scope, node_text(name), b)
             elif capture == "method":
                 target = _java_type(node.child_by_field_name("type"))
-                if target is not None:
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
                     found[(RETURN, scope, "")].append(_Binding("ann", target))
             elif capture == "generic":
                 generics.update(_type_parameter(node))

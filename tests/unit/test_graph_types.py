@@ -94,6 +94,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # the type is not stated, or two statements disagree: never a guess
         ("def f(ctx):\n    ctx.invoke()\n", "ctx.invoke"),
         ("def f():\n    unknown().invoke()\n", "invoke"),
+        ("def outer():\n    def inner() -> Context: ...\n\ndef f():\n    outer().invoke()\n", "invoke"),
         ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
         ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
