@@ -28,7 +28,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
 from .languages.base import Item, Mapping
-from .languages.bindings import java_marks, python_marks, swift_marks
+from .languages.bindings import java_marks, python_marks, swift_marks, typescript_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .model import Edge, EdgeKind, SymbolKind
 
@@ -65,6 +65,7 @@ _CLASS_NODES = frozenset(
         "interface_declaration",
         "enum_declaration",
         "record_declaration",
+        "abstract_class_declaration",  # TypeScript
     }
 )
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
@@ -233,6 +234,9 @@ def extract_edges(
         found = _mark_bindings(found, swift_marks(root, scopes.binding_scope, scopes.classes))
     elif language == "java":
         found = _mark_bindings(found, java_marks(root, scopes.binding_scope, scopes.classes))
+    elif language in ("typescript", "tsx"):
+        marks = typescript_marks(language, root, scopes.binding_scope, scopes.classes)
+        found = _mark_bindings(found, marks)
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)

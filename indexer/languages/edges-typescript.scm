@@ -7,3 +7,4 @@
 (import_statement) @import
 (export_statement source: (_)) @import
 (type_annotation [(type_identifier) (generic_type) (nested_type_identifier)] @ref)
+(type_annotation (union_type [(type_identifier) (nested_type_identifier)] @ref))

@@ -94,6 +94,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # the type is not stated, or two statements disagree: never a guess
         ("def f(ctx):\n    ctx.invoke()\n", "ctx.invoke"),
         ("def f():\n    unknown().invoke()\n", "invoke"),
+        ("def outer():\n    def inner() -> Context: ...\n\ndef f():\n    outer().invoke()\n", "invoke"),
         ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
         ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
@@ -200,3 +201,44 @@ def java_call(body: str, call: str, fields: str = "") -> str | None:
 )
 def test_java_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert java_call(body, call, fields="    private Foo foo;\n") == want
+
+
+TS_LIB = """export class Foo {
+  go(): void {}
+  made(): Bar { return new Bar(); }
+}
+export class Bar { run(): void {} }
+export function make(): Foo { return new Foo(); }
+"""
+
+
+def ts_call(body: str, call: str) -> str | None:
+    code = (
+        'import { Foo, Bar, make } from "./foo";\nexport class Use {\n  private foo: Foo;\n'
+        "  constructor(private readonly bar: Bar) { this.q = new Foo(); }\n"
+        f"  m<T>(f: Foo, g?: Foo | undefined, t: T) {{\n{body}  }}\n}}\n"
+    )
+    g = graph_of({"src/foo.ts": TS_LIB, "src/use.ts": code})
+    (edge,) = [e for e in g.snapshot.edges_of("src/use.ts") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("    f.go();\n", "f.go", "Foo.go"),
+        ("    g.go();\n", "g.go", "Foo.go"),
+        ("    const c = new Bar();\n    c.run();\n", "c.run", "Bar.run"),
+        ("    const d = make();\n    d.go();\n", "d.go", "Foo.go"),
+        ("    this.foo.go();\n", "this.foo.go", "Foo.go"),
+        ("    this.bar.run();\n", "this.bar.run", "Bar.run"),
+        ("    this.q.go();\n", "this.q.go", "Foo.go"),
+        ("    f.made().run();\n", "f.made().run", "Bar.run"),
+        ("    t.go();\n", "t.go", None),  # a generic parameter
+        ("    xs.map(f => f.go());\n", "f.go", None),  # the arrow's `f` shadows
+        ("    let c = new Bar();\n    c = other();\n    c.run();\n", "c.run", None),
+    ],
+)
+def test_typescript_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert ts_call(body, call) == want
