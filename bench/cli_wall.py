@@ -23,13 +23,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
-
 from codesift.indexer.search.grep import find_rg
 from codesift.server.endpoint import NO_SERVER_ENV, address
 
-from .server_probe import _idle
+from .server_probe import started_client
 
 GREPS = ["getattr", "def __init__", "NotImplementedError", "socket.timeout", "ZeroDivisionError"]
 SEARCHES = ["parse a url into its parts", "open a temporary file", "read a config file"]
@@ -101,39 +98,8 @@ def measure(root: Path, runs: int = 7) -> dict[str, float]:
 
 
 async def _with_server(root: Path, pause_vectors: bool, runs: int) -> dict[str, float]:
-    client = LanguageClient("codesift-bench", "1")
-    paused: set[str | int] = set()
-
-    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
-        return None
-
-    @client.feature(lsp.PROGRESS)
-    def progress(params: lsp.ProgressParams) -> None:
-        value = params.value
-        message = str(
-            (value.get("message") if isinstance(value, dict) else getattr(value, "message", "")) or ""
-        )
-        if pause_vectors and "embed" in message and params.token not in paused:
-            paused.add(params.token)
-            client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=params.token))
-
-    @client.feature(lsp.WINDOW_LOG_MESSAGE)
-    def log_message(params: lsp.LogMessageParams) -> None:
-        return None
-
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
-    await client.initialize_async(
-        lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        )
-    )
-    client.initialized(lsp.InitializedParams())
+    client = await started_client(root, pause_vectors=pause_vectors, idle_s=900)
     try:
-        await asyncio.sleep(1.0)
-        await _idle(client, 900)
         if not address(root).exists():
             raise RuntimeError(f"the server published no CLI socket at {address(root)}")
         return await asyncio.to_thread(measure, root, runs)

@@ -42,6 +42,49 @@ async def _idle(client: LanguageClient, timeout: float) -> None:
     raise TimeoutError("the server did not become idle")
 
 
+async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: float = 900) -> LanguageClient:
+    """A pygls client on a real ``codesift serve`` for ``root``, initialised and idle.
+    ``pause_vectors`` cancels the server's vectors job (an index built with
+    ``--no-embed``), so what is measured does not compete with embedding."""
+    client = LanguageClient("codesift-bench", "1")
+    paused: set[str | int] = set()
+
+    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(lsp.PROGRESS)
+    def progress(params: lsp.ProgressParams) -> None:
+        value = params.value
+        message = str(
+            (value.get("message") if isinstance(value, dict) else getattr(value, "message", "")) or ""
+        )
+        if pause_vectors and "embed" in message and params.token not in paused:
+            paused.add(params.token)
+            client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=params.token))
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def log_message(params: lsp.LogMessageParams) -> None:
+        return None
+
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
+    client.initialized(lsp.InitializedParams())
+    try:
+        await asyncio.sleep(1.0)
+        await _idle(client, idle_s)
+    except BaseException:
+        await client.stop()
+        raise
+    return client
+
+
 async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, float]:
     client = LanguageClient("codesift-bench", "1")
 

@@ -19,14 +19,12 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
 
-from .server_probe import _idle
+from .server_probe import started_client
 
 # What people type into a symbol box: names, prefixes, camel humps, a few words.
 QUERIES = [
@@ -59,38 +57,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def _burst(root: Path, requests: int, rounds: int, pause_vectors: bool) -> dict[str, object]:
-    client = LanguageClient("codesift-bench", "1")
-    paused: set[str | int] = set()
-
-    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
-        return None
-
-    @client.feature(lsp.PROGRESS)
-    def progress(params: lsp.ProgressParams) -> None:
-        value = params.value
-        message = str(
-            (value.get("message") if isinstance(value, dict) else getattr(value, "message", "")) or ""
-        )
-        if pause_vectors and "embed" in message and params.token not in paused:
-            paused.add(params.token)
-            client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=params.token))
-
-    @client.feature(lsp.WINDOW_LOG_MESSAGE)
-    def log_message(params: lsp.LogMessageParams) -> None:
-        return None
-
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
-    await client.initialize_async(
-        lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        )
-    )
-    client.initialized(lsp.InitializedParams())
-    await asyncio.sleep(1.0)
-    await _idle(client, 1800)
+    client = await started_client(root, pause_vectors=pause_vectors, idle_s=1800)
     for q in ("warm", "warm up the model"):  # model loaded, symbol names in memory
         await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=q))
 
