@@ -31,6 +31,7 @@ from .languages.base import Item, Mapping
 from .languages.bindings import java_marks, python_marks, swift_marks, typescript_marks
 from .languages.go_bindings import go_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
+from .languages.rust_bindings import rust_marks
 from .model import Edge, EdgeKind, SymbolKind
 
 log = logging.getLogger(__name__)
@@ -240,6 +241,8 @@ def extract_edges(
         found = _mark_bindings(found, marks)
     elif language == "go":
         found = _mark_bindings(found, go_marks(root, scopes.binding_scope))
+    elif language == "rust":
+        found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)

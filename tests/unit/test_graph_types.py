@@ -301,3 +301,46 @@ def go_call(body: str, call: str) -> str | None:
 )
 def test_go_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert go_call(body, call) == want
+
+
+RUST_LIB = """pub struct Bar { n: u8 }
+impl Bar {
+    pub fn new() -> Bar { Bar { n: 0 } }
+    pub fn run(&self) {}
+}
+pub struct Foo<T> { bar: Bar, g: T }
+impl<T> Foo<T> {
+    pub fn go(&self) {}
+}
+pub fn make() -> Bar { Bar::new() }
+"""
+
+
+def rust_call(body: str, call: str) -> str | None:
+    head = "use crate::lib::{make, Bar, Foo};\nimpl<T> Foo<T> {\n    fn m(&self, b: &mut Bar, t: T) {\n"
+    code = f"{head}{body}    }}\n}}\n"
+    g = graph_of({"src/lib.rs": RUST_LIB, "src/use.rs": code})
+    (edge,) = [e for e in g.snapshot.edges_of("src/use.rs") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        self.bar.run();\n", "self.bar.run", "Bar.run"),
+        ("        b.run();\n", "b.run", "Bar.run"),
+        ("        let x: Bar = todo();\n        x.run();\n", "x.run", "Bar.run"),
+        ("        let y = Bar::new();\n        y.run();\n", "y.run", "Bar.run"),
+        ("        let z = Bar { n: 1 };\n        z.run();\n", "z.run", "Bar.run"),
+        ("        let d = make();\n        d.run();\n", "d.run", "Bar.run"),
+        # a generic parameter, a loop / closure binding of the name, an unknown value
+        ("        t.run();\n", "t.run", None),
+        ("        for w in v { w.run(); }\n        let w = Bar::new();\n", "w.run", None),
+        ("        let c = Bar::new();\n        v.map(|c| c.run());\n", "c.run", None),
+        ("        let k = pick();\n        k.run();\n", "k.run", None),
+    ],
+)
+def test_rust_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert rust_call(body, call) == want
