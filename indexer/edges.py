@@ -29,7 +29,9 @@ from tree_sitter import Node, Query, QueryCursor
 from . import grammars
 from .languages.base import Item, Mapping
 from .languages.bindings import java_marks, python_marks, swift_marks, typescript_marks
+from .languages.go_bindings import go_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
+from .languages.rust_bindings import rust_marks
 from .model import Edge, EdgeKind, SymbolKind
 
 log = logging.getLogger(__name__)
@@ -237,6 +239,10 @@ def extract_edges(
     elif language in ("typescript", "tsx"):
         marks = typescript_marks(language, root, scopes.binding_scope, scopes.classes)
         found = _mark_bindings(found, marks)
+    elif language == "go":
+        found = _mark_bindings(found, go_marks(root, scopes.binding_scope))
+    elif language == "rust":
+        found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
     if column is None:
         return tuple(
             Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)

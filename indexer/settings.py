@@ -236,8 +236,9 @@ class Settings:
             "chunking": f"{c.max_lines}/{c.min_lines}/{c.max_chars}/{c.window_lines}",
             # Bumped when the parser cuts unchanged files differently (2: definitions
             # inside Python's module-level if / try / with / for blocks; 3: typed bindings marked
-            # on Python edges, `X | None` annotations as references), so old indexes rebuild.
-            "parser": "3",
+            # on Python edges, `X | None` annotations as references; 4: Go and Rust typed bindings,
+            # their field / var / let / result types as references), so old indexes rebuild.
+            "parser": "4",
             "max_tokens": str(self.embed.max_tokens),
         }
 

@@ -5,3 +5,11 @@
 (trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier) (generic_type)] @inherit))
 (use_declaration) @import
 (parameter type: [(type_identifier) (scoped_type_identifier) (generic_type)] @ref)
+(parameter type: (reference_type type: [(type_identifier) (scoped_type_identifier)] @ref))
+(let_declaration type: [(type_identifier) (scoped_type_identifier)] @ref)
+(let_declaration type: (reference_type type: [(type_identifier) (scoped_type_identifier)] @ref))
+(field_declaration type: [(type_identifier) (scoped_type_identifier)] @ref)
+(field_declaration type: (reference_type type: [(type_identifier) (scoped_type_identifier)] @ref))
+(function_item return_type: [(type_identifier) (scoped_type_identifier)] @ref)
+(function_item return_type: (reference_type type: [(type_identifier) (scoped_type_identifier)] @ref))
+(struct_expression name: [(type_identifier) (scoped_type_identifier)] @ref)

@@ -242,3 +242,105 @@ def ts_call(body: str, call: str) -> str | None:
 )
 def test_typescript_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert ts_call(body, call) == want
+
+
+GO_LIB = """package srv
+
+type Router struct{}
+
+func (r *Router) Handle() {}
+
+type Server struct {
+	router *Router
+	name   string
+}
+
+func NewServer() *Server { return &Server{} }
+
+func Open() (*Router, error) { return nil, nil }
+
+func (s *Server) listen() {}
+
+type Box[T any] struct{}
+
+func (b *Box[T]) Put() {}
+"""
+
+
+def go_call(body: str, call: str) -> str | None:
+    code = f"package srv\n\nfunc (s *Server) Start(r *Router) {{\n{body}}}\n"
+    g = graph_of({"srv/lib.go": GO_LIB, "srv/use.go": code})
+    (edge,) = [e for e in g.snapshot.edges_of("srv/use.go") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("\ts.listen()\n", "self.listen", "Server.listen"),
+        ("\ts.router.Handle()\n", "self.router.Handle", "Router.Handle"),
+        ("\tr.Handle()\n", "r.Handle", "Router.Handle"),
+        ("\tvar a Router\n\ta.Handle()\n", "a.Handle", "Router.Handle"),
+        ("\tb := Server{}\n\tb.listen()\n", "b.listen", "Server.listen"),
+        ("\tc := &Router{}\n\tc.Handle()\n", "c.Handle", "Router.Handle"),
+        ("\td := NewServer()\n\td.listen()\n", "d.listen", "Server.listen"),
+        ("\te, err := Open()\n\te.Handle()\n\t_ = err\n", "e.Handle", "Router.Handle"),
+        ("\tx, y := &Router{}, Server{}\n\ty.listen()\n\tx.Handle()\n", "y.listen", "Server.listen"),
+        # the second result of Open is not its first
+        ("\terr, e := Open()\n\te.Handle()\n\t_ = err\n", "e.Handle", None),
+        # a range variable, a closure's parameter, an inner `:=` leave the name untyped
+        ("\tfor _, f := range xs {\n\t\tf.Handle()\n\t}\n", "f.Handle", None),
+        ("\tvar g Router\n\tgo func(g *Server) {}(nil)\n\tg.Handle()\n", "g.Handle", None),
+        ("\tvar h Router\n\tif true {\n\t\th := Server{}\n\t\t_ = h\n\t}\n\th.Handle()\n", "h.Handle", None),
+        ("\tk := pick()\n\tk.Handle()\n", "k.Handle", None),
+        # a generic type's value types nothing
+        ("\tm := Box[int]{}\n\tm.Put()\n", "m.Put", None),
+    ],
+)
+def test_go_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert go_call(body, call) == want
+
+
+RUST_LIB = """pub struct Bar { n: u8 }
+impl Bar {
+    pub fn new() -> Bar { Bar { n: 0 } }
+    pub fn run(&self) {}
+}
+pub struct Foo<T> { bar: Bar, g: T }
+impl<T> Foo<T> {
+    pub fn go(&self) {}
+}
+pub fn make() -> Bar { Bar::new() }
+"""
+
+
+def rust_call(body: str, call: str) -> str | None:
+    head = "use crate::lib::{make, Bar, Foo};\nimpl<T> Foo<T> {\n    fn m(&self, b: &mut Bar, t: T) {\n"
+    code = f"{head}{body}    }}\n}}\n"
+    g = graph_of({"src/lib.rs": RUST_LIB, "src/use.rs": code})
+    (edge,) = [e for e in g.snapshot.edges_of("src/use.rs") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        self.bar.run();\n", "self.bar.run", "Bar.run"),
+        ("        b.run();\n", "b.run", "Bar.run"),
+        ("        let x: Bar = todo();\n        x.run();\n", "x.run", "Bar.run"),
+        ("        let y = Bar::new();\n        y.run();\n", "y.run", "Bar.run"),
+        ("        let z = Bar { n: 1 };\n        z.run();\n", "z.run", "Bar.run"),
+        ("        let d = make();\n        d.run();\n", "d.run", "Bar.run"),
+        # a generic parameter, a loop / closure binding of the name, an unknown value
+        ("        t.run();\n", "t.run", None),
+        ("        for w in v { w.run(); }\n        let w = Bar::new();\n", "w.run", None),
+        ("        let c = Bar::new();\n        v.map(|c| c.run());\n", "c.run", None),
+        ("        let k = pick();\n        k.run();\n", "k.run", None),
+    ],
+)
+def test_rust_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert rust_call(body, call) == want

@@ -1,0 +1,142 @@
+"""What type a Rust name or struct field holds, where the code states it.
+
+The design of :mod:`.bindings` for Rust: a name is typed when every binding of it
+in its function says the same thing — a typed parameter (``b: &mut Bar``),
+``let x: Bar``, ``let x = Bar { … }`` or ``let x = Bar::new()`` / ``make()`` (the
+callee's declared return type, resolved at query time; ``-> Self`` types nothing
+yet). A struct's named fields are its attributes (``self.bar.go()``). References
+are their referent type; generic types and a generic parameter's name type
+nothing; a closure, ``for``, ``if let`` / ``while let`` or ``match`` binding of the
+name, a declared type next to a value's, leaves it untyped. ``self`` needs no
+binding: the resolver knows the impl's type.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .. import grammars
+from .base import node_text
+from .bindings import _UNKNOWN, RETURN, Marks, _Binding, _decide, _own_scope, _without_generics
+from .go_bindings import _single_kind
+
+_QUERY = """
+(parameter) @param
+(closure_parameters) @unknown
+(let_declaration) @let
+(for_expression pattern: (_) @unknown)
+(let_condition pattern: (_) @unknown)
+(match_arm pattern: (_) @unknown)
+(field_declaration) @field
+(function_item) @def
+(type_parameter name: (_) @generic)
+"""
+_query: Query | None = None
+_NAMED = frozenset({"type_identifier", "scoped_type_identifier"})
+
+
+def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
+    """The typed bindings of one Rust file, as marks on the edges' end points."""
+    global _query
+    if _query is None:
+        _query = Query(grammars.language("rust"), _QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+    generics: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        found[("local", scope, name)].append(b)
+        if scope:
+            elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_query).captures(root).items():
+        for node in nodes:
+            scope = at(node.start_byte)
+            if capture == "unknown":
+                for name in _identifiers(node):
+                    bind(scope, name, _UNKNOWN)
+            elif capture in ("param", "let"):
+                pattern = node.child_by_field_name("pattern")
+                if pattern is None:
+                    continue
+                if pattern.type != "identifier":
+                    for name in _identifiers(pattern):
+                        bind(scope, name, _UNKNOWN)
+                    continue
+                declared = node.child_by_field_name("type")
+                if declared is not None:
+                    target = _named(declared)
+                    b = _Binding("ann", target) if target is not None else _UNKNOWN
+                else:
+                    b = _value(node.child_by_field_name("value"))
+                bind(scope, node_text(pattern), b)
+            elif capture == "field":
+                owner = _struct_owner(node, scope)
+                field = node.child_by_field_name("name")
+                target = _named(node.child_by_field_name("type"))
+                if owner and field is not None:
+                    b = _Binding("ann", target) if target is not None else _UNKNOWN
+                    found[("attr", owner, node_text(field))].append(b)
+            elif capture == "def":
+                target = _named(node.child_by_field_name("return_type"))
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
+            elif capture == "generic":
+                generics.add(node_text(node))
+    return _decide(_single_kind(_without_generics(found, generics)), elsewhere)
+
+
+def _named(node: Node | None) -> Node | None:
+    """``Foo``, ``a::Foo``, ``&Foo``, ``&mut Foo``; not ``Self``, generics, tuples, slices."""
+    if node is not None and node.type == "reference_type":
+        node = node.child_by_field_name("type")
+    if node is None or node.type not in _NAMED or node_text(node) == "Self":
+        return None
+    return node
+
+
+def _value(value: Node | None) -> _Binding:
+    if value is None:
+        return _UNKNOWN
+    if value.type == "struct_expression":
+        name = value.child_by_field_name("name")
+        return _Binding("ann", name) if name is not None and _named(name) is not None else _UNKNOWN
+    if value.type == "call_expression":
+        fn = value.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "scoped_identifier") and _plain(fn):
+            return _Binding("call", fn)
+    return _UNKNOWN
+
+
+def _plain(node: Node) -> bool:
+    """``f`` / ``Foo::new`` / ``a::Foo::new``: no generic arguments, no ``Self``."""
+    if node.type == "identifier":
+        return True
+    path = node.child_by_field_name("path")
+    return (
+        node.type == "scoped_identifier" and path is not None and node_text(path) != "Self" and _plain(path)
+    )
+
+
+def _struct_owner(field: Node, scope: str) -> str:
+    """The struct a named field belongs to (its outline scope); "" for a variant's field."""
+    struct = field.parent.parent if field.parent is not None else None
+    return scope if struct is not None and struct.type == "struct_item" else ""
+
+
+def _identifiers(node: Node) -> list[str]:
+    if node.type == "identifier":
+        return [node_text(node)]
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for c in n.named_children:
+            if c.type == "identifier":
+                out.append(node_text(c))
+            else:
+                stack.append(c)
+    return out
