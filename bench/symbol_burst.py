@@ -117,7 +117,7 @@ async def _raw_burst(root: Path, requests: int, rounds: int, pause_vectors: bool
                 "p50 ms": round(statistics.median(latencies), 1),
                 "p95 ms": round(percentile(latencies, 0.95), 1),
                 "max ms": round(max(latencies), 1),
-                "empty answers": sum(1 for _, got in done if not got),
+                "empty answers": sum(1 for _, body in done if not json.loads(body).get("result")),
             }
     finally:
         await client.stop()
