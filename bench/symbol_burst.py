@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from .raw_client import started_raw
 from .server_probe import started_client
 
 # What people type into a symbol box: names, prefixes, camel humps, a few words.
@@ -90,8 +91,36 @@ async def _burst(root: Path, requests: int, rounds: int, pause_vectors: bool) ->
     await asyncio.sleep(0.5)
     await client.stop()
     figures["one at a time, warm: p50 ms"] = round(statistics.median(single), 1)
+    figures.update(await _raw_burst(root, requests, rounds, pause_vectors))
     figures["requests per burst"] = requests
     figures["distinct queries"] = len(QUERIES)
+    return figures
+
+
+async def _raw_burst(root: Path, requests: int, rounds: int, pause_vectors: bool) -> dict[str, object]:
+    """The same bursts from the raw client: each latency ends when the response's last byte is read."""
+    client = await started_raw(root, pause_vectors=pause_vectors, idle_s=1800)
+    figures: dict[str, object] = {}
+    try:
+        for q in ("warm", "warm up the model"):
+            await client.request("workspace/symbol", {"query": q})
+        for round_ in range(rounds + 1):
+            kind = "cold" if round_ == 0 else "warm"
+            t = time.perf_counter()
+            sent = [
+                client.send_request("workspace/symbol", {"query": QUERIES[i % len(QUERIES)]})
+                for i in range(requests)
+            ]
+            done = await asyncio.gather(*sent)
+            latencies = [(arrived - t) * 1000 for arrived, _ in done]
+            figures[f"raw client, burst {round_} ({kind})"] = {
+                "p50 ms": round(statistics.median(latencies), 1),
+                "p95 ms": round(percentile(latencies, 0.95), 1),
+                "max ms": round(max(latencies), 1),
+                "empty answers": sum(1 for _, body in done if not json.loads(body).get("result")),
+            }
+    finally:
+        await client.stop()
     return figures
 
 

@@ -17,7 +17,7 @@ from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
 from .. import convert
-from ..lsp import CodesiftServer
+from ..lsp import CodesiftProtocol, CodesiftServer, Serialized
 from ..projects import Project
 
 log = logging.getLogger(__name__)
@@ -81,21 +81,25 @@ def register(server: CodesiftServer) -> None:
         ls: CodesiftServer, params: lsp.WorkspaceSymbolParams
     ) -> list[lsp.WorkspaceSymbol]:
         # A remembered answer is sent from the event loop; only a new question takes a
-        # worker thread, so a burst of repeats does not queue behind the slow ones.
+        # worker thread, so a burst of repeats does not queue behind the slow ones. It is
+        # remembered as the JSON text it is sent as (``Serialized``): a repeat is spliced
+        # into its response, not converted and serialised again.
         query = params.query.strip()
         if not query:
             return []
-        out: list[lsp.WorkspaceSymbol] = []
+        out: list[Serialized] = []
         for project in ls.selected():
             key = _key(project, query, ls.encoding)
             known = project.answers.peek(key) if key is not None else None
             if known is not None:
-                out += cast(list[lsp.WorkspaceSymbol], known)
+                out.append(cast(Serialized, known))
                 continue
-            work = ls.thread_pool.submit(answer, project, query, ls.encoding, key)
-            got: list[lsp.WorkspaceSymbol] = await asyncio.wrap_future(work)
-            out += got
-        return out
+            work = ls.thread_pool.submit(
+                answer, cast(CodesiftProtocol, ls.protocol), project, query, ls.encoding, key
+            )
+            got: Serialized = await asyncio.wrap_future(work)
+            out.append(got)
+        return cast(list[lsp.WorkspaceSymbol], Serialized.join(out))
 
 
 def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | None:
@@ -105,18 +109,24 @@ def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | No
         return None  # no index yet: nothing to remember (the answer says why)
 
 
-def answer(
-    project: Project, query: str, encoding: str, key: tuple[object, ...] | None
-) -> list[lsp.WorkspaceSymbol]:
-    """One project's symbols for a query, converted; remembered under ``key`` (the index and
-    unsaved buffers it was computed on), and computed once for a burst of the same question."""
+def symbols(project: Project, query: str, encoding: str) -> list[lsp.WorkspaceSymbol]:
+    """One project's symbols for a query, converted."""
+    return [
+        convert.workspace_symbol(project.root, s, project.lines.line, encoding)
+        for s in project_symbols(project, query)
+    ]
 
-    def compute() -> list[lsp.WorkspaceSymbol]:
-        return [
-            convert.workspace_symbol(project.root, s, project.lines.line, encoding)
-            for s in project_symbols(project, query)
-        ]
+
+def answer(
+    protocol: CodesiftProtocol, project: Project, query: str, encoding: str, key: tuple[object, ...] | None
+) -> Serialized:
+    """One project's symbols for a query, as the JSON text they are sent as; remembered
+    under ``key`` (the index and unsaved buffers it was computed on), and computed once
+    for a burst of the same question."""
+
+    def compute() -> Serialized:
+        return protocol.serialize(symbols(project, query, encoding))
 
     if key is None:
         return compute()
-    return cast(list[lsp.WorkspaceSymbol], project.answers.get(key, compute))
+    return cast(Serialized, project.answers.get(key, compute))
