@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ...text import split_identifier
-from ..keyword import STOP_WORDS, sanitize
+from ..keyword import FUNCTION_WORDS, STOP_WORDS, sanitize
 from .roles import FileRole
 
 # A whole query that is one (possibly qualified) identifier.
@@ -39,77 +39,6 @@ _EMBEDDED = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
-# English function words: what BM25 leaves out of a words query. Their posting lists
-# are the longest: with them BM25 took 51 ms p50 at 101k chunks (16 ms without), for
-# 0.006 NDCG@10 on the semble tier. Narrower than the keyword extractor's STOP_WORDS,
-# which also drops code words ("file", "list", "get", "class").
-_FUNCTION_WORDS = frozenset(
-    (
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "from",
-        "with",
-        "into",
-        "onto",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "how",
-        "what",
-        "where",
-        "when",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "we",
-        "our",
-        "you",
-        "your",
-        "they",
-        "their",
-        "them",
-        "i",
-        "me",
-        "my",
-    )
-)
 
 # Past this many words a query is an issue or a trace, not a question.
 LONG_QUERY_WORDS = 40
@@ -198,7 +127,7 @@ def bm25_text(intent: QueryIntent) -> str:
     if not intent.long:
         # Stop words out: their IDF is near zero and their posting lists are the
         # longest (with them, BM25 at 101k chunks took 51 ms p50 instead of ~16).
-        words = [w for w in sanitize(intent.text).split() if len(w) > 1 and w.lower() not in _FUNCTION_WORDS]
+        words = [w for w in sanitize(intent.text).split() if len(w) > 1 and w.lower() not in FUNCTION_WORDS]
         if not words:
             return sanitize(intent.text)
         extra = [v for w in words for v in inflections(w) if v not in words]
