@@ -27,7 +27,7 @@ the resolver reads the marks.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
@@ -395,19 +395,25 @@ def _property_name(node: Node) -> bool:
     return pattern is not None and parent is not None and parent.type == "property_declaration"
 
 
-def _identifiers(node: Node) -> list[str]:
-    if node.type == "simple_identifier":
+def identifiers_in(node: Node, names: Collection[str], skip: Collection[str] = ()) -> list[str]:
+    """The names a binding pattern binds: ``node`` itself when it is one of ``names``,
+    else every such node below it, not looking inside node types in ``skip``."""
+    if node.type in names:
         return [node_text(node)]
     out: list[str] = []
     stack = [node]
     while stack:
         n = stack.pop()
         for c in n.named_children:
-            if c.type == "simple_identifier":
+            if c.type in names:
                 out.append(node_text(c))
-            else:
+            elif c.type not in skip:
                 stack.append(c)
     return out
+
+
+def _identifiers(node: Node) -> list[str]:
+    return identifiers_in(node, ("simple_identifier",))
 
 
 def _swift_type(node: Node | None) -> Node | None:
@@ -560,18 +566,7 @@ def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks
 
 
 def _java_identifiers(node: Node) -> list[str]:
-    if node.type == "identifier":
-        return [node_text(node)]
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for c in n.named_children:
-            if c.type == "identifier":
-                out.append(node_text(c))
-            elif c.type not in _JAVA_TYPES:
-                stack.append(c)
-    return out
+    return identifiers_in(node, ("identifier",), _JAVA_TYPES)
 
 
 def _java_type(node: Node | None) -> Node | None:
@@ -709,18 +704,7 @@ def typescript_marks(language: str, root: Node, at: Callable[[int], str], classe
 
 
 def _ts_identifiers(node: Node) -> list[str]:
-    if node.type in _TS_NAMES:
-        return [node_text(node)]
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for c in n.named_children:
-            if c.type in _TS_NAMES:
-                out.append(node_text(c))
-            elif c.type not in ("type_annotation", "string"):
-                stack.append(c)
-    return out
+    return identifiers_in(node, _TS_NAMES, ("type_annotation", "string"))
 
 
 def _ts_type(annotation: Node | None) -> Node | None:

@@ -20,7 +20,16 @@ from tree_sitter import Node, Query, QueryCursor
 
 from .. import grammars
 from .base import node_text
-from .bindings import _UNKNOWN, RETURN, Marks, _Binding, _decide, _own_scope, _without_generics
+from .bindings import (
+    _UNKNOWN,
+    RETURN,
+    Marks,
+    _Binding,
+    _decide,
+    _own_scope,
+    _without_generics,
+    identifiers_in,
+)
 from .go_bindings import _single_kind
 
 _QUERY = """
@@ -128,15 +137,4 @@ def _struct_owner(field: Node, scope: str) -> str:
 
 
 def _identifiers(node: Node) -> list[str]:
-    if node.type == "identifier":
-        return [node_text(node)]
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for c in n.named_children:
-            if c.type == "identifier":
-                out.append(node_text(c))
-            else:
-                stack.append(c)
-    return out
+    return identifiers_in(node, ("identifier",))
