@@ -121,7 +121,10 @@ def resolve_allowed(path: str, roots: Sequence[str]) -> tuple[str, str]:
     for form in _spellings(raw, roots):
         bases = [form] if os.path.isabs(form) else [os.path.join(root, form) for root in roots]
         for joined in bases:
-            real = os.path.realpath(joined)
+            try:
+                real = os.path.realpath(joined)
+            except OSError as exc:  # a link on the path was swapped while it was resolved
+                raise FileAccessError(FileErrorCode.UNREADABLE, f"cannot resolve {raw}: {exc.strerror}") from exc
             if _inside(real, roots) is None:
                 raise _denied(raw, roots)
             candidates.append(real)

@@ -122,6 +122,18 @@ def _language_by_name(name: str) -> str:
     return language_for_path(name)
 
 
+def _realpath(path: str) -> str | None:
+    """``os.path.realpath``, or None when a link on the path is swapped while it is resolved.
+
+    realpath lstat()s a component and then readlink()s it; a link replaced by a file in
+    between raises EINVAL (or ENOENT) instead of answering.
+    """
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return None
+
+
 def _skip(rel: str, path: str, st: os.stat_result | None, reason: SkipReason, detail: str) -> WalkEntry:
     size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
     mtime = st.st_mtime_ns if st is not None else 0
@@ -147,7 +159,9 @@ def _file_entry(
             except OSError:
                 target = "?"
             return _skip(rel, path, None, SkipReason.UNREADABLE, f"broken symlink to {target}")
-        real = os.path.realpath(path)
+        real = _realpath(path)
+        if real is None:
+            return _skip(rel, path, None, SkipReason.CHANGED, "the link changed while it was read")
         if not _is_inside(real, sel.root_real):
             return _skip(rel, path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
     assert st is not None
@@ -331,13 +345,16 @@ def _enter(
     if child.link:
         st = child.st
         assert st is not None
-        real = os.path.realpath(child.path)
+        real = _realpath(child.path)
+        parent_real = _realpath(os.path.dirname(child.path))
+        if real is None or parent_real is None:
+            return _skip(child.rel, child.path, None, SkipReason.CHANGED, "the link changed while it was read")
         if not _is_inside(real, sel.root_real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
         # The folder is indexed at its own path, as git and ripgrep see it: walking the
         # link too would index every file twice (serde's serde/src/core → serde_core/src).
         at = os.path.relpath(real, sel.root_real)
-        if not _is_inside(os.path.realpath(os.path.dirname(child.path)), real):
+        if not _is_inside(parent_real, real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_INSIDE, f"indexed at {at}")
     else:
         try:
@@ -585,7 +602,9 @@ def _open_walked(entry: WalkEntry) -> int:
             raise
     if not entry.link and os.path.islink(entry.abs_path):
         raise _Changed("became a symlink after the workspace walk")
-    real = os.path.realpath(entry.abs_path)
+    real = _realpath(entry.abs_path)
+    if real is None:
+        raise _Changed("its path changed while it was read")
     if not _is_inside(real, entry.root) or real == entry.root:
         raise _Changed(f"now leads outside the workspace, to {real}")
     try:

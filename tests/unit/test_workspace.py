@@ -239,6 +239,28 @@ def test_self_referencing_symlink_is_a_loop(ws: Path) -> None:
     assert entries(ws)["me"].skip == SkipReason.SYMLINK_LOOP
 
 
+def test_symlink_swapped_for_a_file_while_it_is_resolved_is_changed_not_raised(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # realpath lstat()s the link, then readlink()s it: a file swapped in between raises EINVAL.
+    write(ws, "real/mod.py")
+    write(ws, "keep.py")
+    (ws / "flip.py").symlink_to("real/mod.py")
+    (ws / "flipdir").symlink_to("real", target_is_directory=True)
+    resolve = os.path.realpath
+
+    def swapped(path: str, *args: object, **kwargs: object) -> str:
+        if os.path.basename(str(path)) in ("flip.py", "flipdir"):
+            raise OSError(errno.EINVAL, "Invalid argument", str(path))
+        return resolve(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os.path, "realpath", swapped)
+    found = entries(ws)
+    assert found["flip.py"].skip is SkipReason.CHANGED
+    assert found["flipdir"].skip is SkipReason.CHANGED
+    assert found["keep.py"].skip is None and found["real/mod.py"].skip is None
+
+
 def test_broken_symlink_is_unreadable_with_its_target(ws: Path) -> None:
     (ws / "dangling.py").symlink_to("missing.py")
     found = entries(ws)["dangling.py"]
