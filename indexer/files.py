@@ -124,7 +124,8 @@ def resolve_allowed(path: str, roots: Sequence[str]) -> tuple[str, str]:
             try:
                 real = os.path.realpath(joined)
             except OSError as exc:  # a link on the path was swapped while it was resolved
-                raise FileAccessError(FileErrorCode.UNREADABLE, f"cannot resolve {raw}: {exc.strerror}") from exc
+                detail = f"cannot resolve {raw}: {exc.strerror}"
+                raise FileAccessError(FileErrorCode.UNREADABLE, detail) from exc
             if _inside(real, roots) is None:
                 raise _denied(raw, roots)
             candidates.append(real)

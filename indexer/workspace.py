@@ -122,6 +122,9 @@ def _language_by_name(name: str) -> str:
     return language_for_path(name)
 
 
+_LINK_CHANGED = "the link changed while it was resolved"
+
+
 def _realpath(path: str) -> str | None:
     """``os.path.realpath``, or None when a link on the path is swapped while it is resolved.
 
@@ -161,7 +164,7 @@ def _file_entry(
             return _skip(rel, path, None, SkipReason.UNREADABLE, f"broken symlink to {target}")
         real = _realpath(path)
         if real is None:
-            return _skip(rel, path, None, SkipReason.CHANGED, "the link changed while it was read")
+            return _skip(rel, path, None, SkipReason.CHANGED, _LINK_CHANGED)
         if not _is_inside(real, sel.root_real):
             return _skip(rel, path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
     assert st is not None
@@ -348,7 +351,7 @@ def _enter(
         real = _realpath(child.path)
         parent_real = _realpath(os.path.dirname(child.path))
         if real is None or parent_real is None:
-            return _skip(child.rel, child.path, None, SkipReason.CHANGED, "the link changed while it was read")
+            return _skip(child.rel, child.path, None, SkipReason.CHANGED, _LINK_CHANGED)
         if not _is_inside(real, sel.root_real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
         # The folder is indexed at its own path, as git and ripgrep see it: walking the
