@@ -14,6 +14,8 @@ import contextlib
 import json
 import logging
 import os
+import sys
+import threading
 import uuid
 from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
 from concurrent.futures import Future
@@ -29,6 +31,7 @@ from pygls.exceptions import (
     JsonRpcRequestCancelled,
     JsonRpcServerNotInitialized,
 )
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -41,7 +44,7 @@ from codesift.indexer.settings import Settings, load_settings
 from . import convert
 from .endpoint import NO_SERVER_ENV
 from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
-from .stream import single_writer
+from .stream import StdinReader, single_writer
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +133,9 @@ class CodesiftProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Answered):
+            return
+        if not hasattr(message, "jsonrpc"):  # an array, a number, an object without "jsonrpc"
+            log.info("dropped a message that is not JSON-RPC 2.0: %.200s", json.dumps(message, default=str))
             return
         method = getattr(message, "method", None)
         if method is None or method == lsp.EXIT or getattr(message, "jsonrpc", None) != self.VERSION:
@@ -276,6 +282,29 @@ class CodesiftServer(LanguageServer):
         self.watch_ourselves = False  # the client cannot report file events: watchfiles does
         # Each project answers `codesift search / grep / symbols` on a local socket (endpoint.py).
         self.answer_cli = os.environ.get(NO_SERVER_ENV, "") in ("", "0")
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls' stdio server, reading the client with ``StdinReader`` (``stream.py``):
+        a request no longer waits for a free worker thread to be read."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinReader(stdin or sys.stdin.buffer)
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     # ----- threads and the event loop ---------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The one writer of the JSON-RPC stream to the client.
+"""The one writer of the JSON-RPC stream to the client, and its reader.
 
 pygls writes a message from whichever thread produced it: a handler running in a
 worker thread (``@server.thread()``) writes its own response. Two large responses
@@ -8,6 +8,12 @@ the other thread's frame lands inside it, and the client's session is lost
 message goes, whole, through one queue to one writer: a thread of its own for a
 blocking stream (stdio), the event loop for an asyncio transport (TCP,
 WebSocket), which only that loop may touch.
+
+pygls reads stdin one header line (and one body) per call, each a hop through the
+worker pool that also runs the handlers: a request waited for a free worker just to
+be read, behind the slow questions of a burst. ``StdinReader`` reads whatever has
+arrived in one ``read(2)`` on a thread of its own and serves lines and bodies from
+that buffer on the event loop.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 import queue
 import threading
-from typing import Any
+from typing import Any, BinaryIO
 
 log = logging.getLogger(__name__)
+
+# One read(2) takes at most this much of what the client has sent.
+READ_BYTES = 1 << 20
 
 # How long ``close()`` waits for queued messages (the shutdown response among
 # them) to reach a client that is still reading.
@@ -105,3 +115,58 @@ def single_writer(writer: Any) -> ThreadWriter | LoopWriter:
     except RuntimeError:
         return ThreadWriter(writer)
     return LoopWriter(writer, loop)
+
+
+class StdinReader:
+    """The client's stream for pygls' message loop (``readline`` / ``readexactly``).
+
+    A daemon thread blocks in ``read(2)`` and hands each arrival, whole, to the
+    event loop; the loop serves lines and bodies from it without a thread hop. At
+    the end of the stream a read returns what is left (``b""`` once all is read),
+    as ``BinaryIO.readline`` / ``read`` do, which is how pygls' loop sees the end.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream  # held: its file descriptor closes with it
+        self._fd = stream.fileno()
+        self._started: asyncio.StreamReader | None = None
+
+    @property
+    def _buffer(self) -> asyncio.StreamReader:
+        """The buffer, made on first use: it belongs to the loop that reads it."""
+        if self._started is None:
+            self._started = asyncio.StreamReader(limit=READ_BYTES)
+            loop = asyncio.get_running_loop()
+            threading.Thread(
+                target=self._run, args=(loop, self._started), name="codesift-jsonrpc-reader", daemon=True
+            ).start()
+        return self._started
+
+    def _run(self, loop: asyncio.AbstractEventLoop, buffer: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                data = os.read(self._fd, READ_BYTES)
+            except OSError as exc:
+                log.info("reading from the client failed (%s); ending the session", exc)
+                data = b""
+            try:
+                if not data:
+                    loop.call_soon_threadsafe(buffer.feed_eof)
+                    return
+                loop.call_soon_threadsafe(buffer.feed_data, data)
+            except RuntimeError:  # the loop is closed: the server is gone
+                return
+
+    async def readline(self) -> bytes:
+        try:
+            return await self._buffer.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+        except asyncio.LimitOverrunError:  # no line end in a megabyte: junk; pass it on
+            return await self._buffer.read(READ_BYTES)
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self._buffer.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial

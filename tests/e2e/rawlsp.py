@@ -22,7 +22,7 @@ class FrameError(AssertionError):
     """The byte stream from the server is not a sequence of whole JSON-RPC frames."""
 
 
-def frame(message: dict[str, object]) -> bytes:
+def frame(message: object) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -90,7 +90,7 @@ class RawServer:
         for line in self.proc.stderr:
             self.stderr += line
 
-    def send(self, message: dict[str, object]) -> None:
+    def send(self, message: object) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(frame(message))
         self.proc.stdin.flush()

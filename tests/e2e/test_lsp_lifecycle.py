@@ -77,6 +77,8 @@ def test_malformed_cancel_requests_and_junk_notifications_leave_no_traceback(ws:
         server.notify("textDocument/didOpen", {"textDocument": 5})
         server.send({"jsonrpc": "2.0", "id": [7], "method": "workspace/symbol", "params": {"query": "x"}})
         server.send({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}})
+        for body in ({}, [1], 7, None, "x", {"method": "initialized"}):  # not JSON-RPC 2.0 at all
+            server.send(body)
         assert "result" in server.response(server.request("workspace/symbol", {"query": "login"}))
     finally:
         server.close()
