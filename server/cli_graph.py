@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,7 +22,7 @@ from .cli_common import (
 )
 
 if TYPE_CHECKING:
-    from codesift.indexer.graph import Graph
+    from codesift.indexer.graph import Callee, CallSite, Graph, Implementation
     from codesift.indexer.model import Symbol
 
 
@@ -49,6 +50,34 @@ def _where(sym: Symbol | None, path: str = "") -> str:
     return f"[bold]{sym.qualified_name}[/] [cyan]{sym.path}[/]:{sym.selection_range.start.line}"
 
 
+def _answer(
+    root: Path | None,
+    name: str,
+    as_json: bool,
+    key: str,
+    lookup: Callable[[Graph, Symbol], Sequence[Any]],
+    show: Callable[[Any], None],
+) -> None:
+    """``lookup`` for each definition NAME means, printed (``show`` a line each) or as
+    JSON under ``key``; exit 1 when every definition has none."""
+    root = find_root(root)
+    with engine_errors():
+        graph, targets = _graph_targets(root, name)
+        found = [(t, lookup(graph, t)) for t in targets]
+    if as_json:
+        answer = [{"symbol": t, key: items} for t, items in found]
+        print_json({"index_root": str(root), "results": to_jsonable(answer)})
+        return
+    say_index(root)
+    noun = key.removesuffix("s")
+    for target, items in found:
+        out.print(f"{_where(target)} [dim]— {_count(len(items), noun)}[/]")
+        for item in items:
+            show(item)
+    if not any(items for _, items in found):
+        sys.exit(1)
+
+
 @click.command()
 @click.argument("name")
 @root_option
@@ -60,23 +89,15 @@ def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> No
     """Who calls NAME (loads, json.loads, JSONDecoder.decode): callers with call sites."""
     from codesift.indexer.graph import callers as graph_callers
 
-    root = find_root(root)
-    with engine_errors():
-        graph, targets = _graph_targets(root, name)
-        found = [(t, graph_callers(graph, t, include_unresolved=unresolved)) for t in targets]
-    if as_json:
-        answer = [{"symbol": t, "callers": sites} for t, sites in found]
-        print_json({"index_root": str(root), "results": to_jsonable(answer)})
-        return
-    say_index(root)
-    for target, sites in found:
-        out.print(f"{_where(target)} [dim]— {_count(len(sites), 'caller')}[/]")
-        for site in sites:
-            lines = ", ".join(str(r.start.line) for r in site.from_ranges)
-            mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
-            out.print(f"  ← {_where(site.caller, site.path)} [dim]line {lines}[/]{mark}")
-    if not any(sites for _, sites in found):
-        sys.exit(1)
+    def show(site: CallSite) -> None:
+        lines = ", ".join(str(r.start.line) for r in site.from_ranges)
+        mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
+        out.print(f"  ← {_where(site.caller, site.path)} [dim]line {lines}[/]{mark}")
+
+    def lookup(graph: Graph, target: Symbol) -> list[CallSite]:
+        return graph_callers(graph, target, include_unresolved=unresolved)
+
+    _answer(root, name, as_json, "callers", lookup, show)
 
 
 @click.command()
@@ -87,26 +108,15 @@ def callees(name: str, root: Path | None, as_json: bool) -> None:
     """What NAME calls: resolved targets, and unresolved calls with their candidates."""
     from codesift.indexer.graph import callees as graph_callees
 
-    root = find_root(root)
-    with engine_errors():
-        graph, targets = _graph_targets(root, name)
-        found = [(t, graph_callees(graph, t)) for t in targets]
-    if as_json:
-        answer = [{"symbol": t, "callees": calls} for t, calls in found]
-        print_json({"index_root": str(root), "results": to_jsonable(answer)})
-        return
-    say_index(root)
-    for target, calls in found:
-        out.print(f"{_where(target)} [dim]— {_count(len(calls), 'callee')}[/]")
-        for c in calls:
-            lines = ", ".join(str(r.start.line) for r in c.from_ranges)
-            if c.callee is not None:
-                out.print(f"  → {_where(c.callee)} [dim]line {lines}[/]")
-            else:
-                hint = f"{len(c.candidates)} candidates" if c.candidates else "outside the index"
-                out.print(f"  → {c.name} [yellow](unresolved, {hint})[/] [dim]line {lines}[/]")
-    if not any(calls for _, calls in found):
-        sys.exit(1)
+    def show(c: Callee) -> None:
+        lines = ", ".join(str(r.start.line) for r in c.from_ranges)
+        if c.callee is not None:
+            out.print(f"  → {_where(c.callee)} [dim]line {lines}[/]")
+        else:
+            hint = f"{len(c.candidates)} candidates" if c.candidates else "outside the index"
+            out.print(f"  → {c.name} [yellow](unresolved, {hint})[/] [dim]line {lines}[/]")
+
+    _answer(root, name, as_json, "callees", graph_callees, show)
 
 
 @click.command()
@@ -117,26 +127,15 @@ def impls(name: str, root: Path | None, as_json: bool) -> None:
     """Implementations of NAME: subclasses, implementers, extensions (transitive); overrides of a method."""
     from codesift.indexer.graph import implementations
 
-    root = find_root(root)
-    with engine_errors():
-        graph, targets = _graph_targets(root, name)
-        found = [(t, implementations(graph, t)) for t in targets]
-    if as_json:
-        answer = [{"symbol": t, "implementations": found_impls} for t, found_impls in found]
-        print_json({"index_root": str(root), "results": to_jsonable(answer)})
-        return
-    say_index(root)
-    for target, found_impls in found:
-        out.print(f"{_where(target)} [dim]— {_count(len(found_impls), 'implementation')}[/]")
-        for impl in found_impls:
-            loc = impl.location
-            what = impl.name or "(extension)"
-            out.print(
-                f"  {impl.how.value:<10} [bold]{what}[/] [cyan]{loc.path}[/]:{loc.span.start.line} "
-                f"[dim](of {impl.of})[/]"
-            )
-    if not any(found_impls for _, found_impls in found):
-        sys.exit(1)
+    def show(impl: Implementation) -> None:
+        loc = impl.location
+        what = impl.name or "(extension)"
+        out.print(
+            f"  {impl.how.value:<10} [bold]{what}[/] [cyan]{loc.path}[/]:{loc.span.start.line} "
+            f"[dim](of {impl.of})[/]"
+        )
+
+    _answer(root, name, as_json, "implementations", implementations, show)
 
 
 @click.command()
