@@ -10,7 +10,7 @@ import pytest
 from codesift.indexer.model import Chunk, ChunkKind, Position, Span, Symbol, SymbolKind
 from codesift.indexer.search.ranking import Candidate, Ranker, asked_roles, rank_files, understand
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
-from codesift.indexer.search.ranking.roles import FileRole, file_role
+from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
 from codesift.indexer.search.results import Filters, Source
 
@@ -159,6 +159,26 @@ def test_role_prior_is_off_when_the_query_or_filter_asks_for_tests() -> None:
     words = understand("progress bar rendering")
     by_filter = ranker().rank(cands, words, asked_roles(Filters(include=("tests/**",))))
     assert ranked_paths(by_filter)[0] == "tests/test_progress.py"
+
+
+def test_an_older_version_folder_is_a_legacy_copy_when_a_newer_version_is_a_candidate() -> None:
+    assert superseded(["src/v3/types.ts", "src/v4/core/api.ts", "src/util.ts"]) == {"src/v3/types.ts"}
+    # The same file outside the version folder is the current one.
+    assert superseded(["pkg/v1/fields.py", "pkg/fields.py", "pkg/v1/schema.py"]) == {"pkg/v1/fields.py"}
+    # One version alone, or a version the query names, is not superseded.
+    assert superseded(["api/v1/users.py", "api/models.py"]) == set()
+    assert superseded(["src/v3/types.ts", "src/v4/types.ts"], "zod v3 ZodType") == set()
+
+
+def test_the_current_version_ranks_above_its_older_copy_at_equal_retrieval() -> None:
+    cands = fused(
+        (chunk("src/v3/types.ts", "ZodString", language="typescript"), 1.0),
+        (chunk("src/v4/core/types.ts", "ZodString", language="typescript"), 0.9),
+    )
+    words = understand("string schema with min and max length checks")
+    assert ranked_paths(ranker().rank(cands, words, frozenset()))[0] == "src/v4/core/types.ts"
+    named = understand("string schema in zod v3")
+    assert ranked_paths(ranker().rank(cands, named, frozenset()))[0] == "src/v3/types.ts"
 
 
 def test_the_definition_of_a_named_symbol_comes_first_even_when_retrieval_missed_it() -> None:

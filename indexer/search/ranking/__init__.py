@@ -94,7 +94,7 @@ class Ranker:
         boost_name_matches(scores, chunks, intent, top)
         fold_declarations(scores, chunks)
         boost_file_coherence(scores, chunks, top, ranks, defined if intent.is_symbol else ())
-        apply_role_priors(scores, chunks, asked | intent.asked_roles)
+        apply_role_priors(scores, chunks, asked | intent.asked_roles, intent.text)
         return scores, chunks, sources
 
 

@@ -10,6 +10,8 @@ names the role (``tests for …``, ``--include 'tests/**'``) turns its prior off
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
 
@@ -113,6 +115,36 @@ def file_role(path: str, language: str = "x") -> FileRole:
     if not language:
         return FileRole.UNKNOWN
     return FileRole.SOURCE
+
+
+_VERSION_DIR = re.compile(r"^v(\d{1,3})$", re.IGNORECASE)
+
+
+def superseded(paths: Iterable[str], query: str = "") -> set[str]:
+    """The paths, of those given, in an older version's folder of a package that also
+    holds a newer one: ``src/v3/types.ts`` beside ``src/v4/…`` (zod), ``v1/fields.py``
+    beside ``fields.py`` itself (pydantic's ``v1`` is its previous major version kept for
+    migration). Only the paths given are compared — the candidates of one search. A
+    version the query names ("zod v3 …") is asked for, never superseded."""
+    given = set(paths)
+    named = {int(m.group(1)) for m in re.finditer(r"\bv(\d{1,3})\b", query, re.IGNORECASE)}
+    versioned: list[tuple[str, tuple[str, ...], int, str]] = []
+    newest: dict[tuple[str, ...], int] = defaultdict(int)
+    for path in given:
+        parts = path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            m = _VERSION_DIR.match(part)
+            if m:
+                prefix = tuple(parts[:i])
+                n = int(m.group(1))
+                versioned.append((path, prefix, n, "/".join((*prefix, *parts[i + 1 :]))))
+                newest[prefix] = max(newest[prefix], n)
+                break
+    return {
+        path
+        for path, prefix, n, unversioned in versioned
+        if n not in named and (newest[prefix] > n or unversioned in given)
+    }
 
 
 def role_prior(role: FileRole, asked: frozenset[FileRole]) -> float:

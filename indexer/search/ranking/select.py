@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from ...model import Chunk, ChunkKind
-from .roles import FileRole, file_role, role_prior
+from .roles import FileRole, file_role, role_prior, superseded
 
 # Each further chunk of a file already on the page keeps this share of its score.
 DIVERSITY_DECAY = 0.75
@@ -71,15 +71,21 @@ def fold_declarations(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> 
 
 
 def apply_role_priors(
-    scores: dict[str, float], chunks: Mapping[str, Chunk], asked: frozenset[FileRole]
+    scores: dict[str, float], chunks: Mapping[str, Chunk], asked: frozenset[FileRole], query: str = ""
 ) -> dict[str, FileRole]:
-    """Multiply each score by its file's role prior; returns the roles seen."""
+    """Multiply each score by its file's role prior; returns the roles seen. A file in
+    an older version's folder, when a newer version is among the candidates, is a
+    legacy copy (``FileRole.COMPAT``) unless the query names its version."""
     roles: dict[str, FileRole] = {}
+    older = () if FileRole.COMPAT in asked else superseded({chunks[cid].path for cid in scores}, query)
     for cid in scores:
         c = chunks[cid]
         role = roles.get(c.path)
         if role is None:
-            role = roles[c.path] = file_role(c.path, c.language)
+            role = file_role(c.path, c.language)
+            if role is FileRole.SOURCE and c.path in older:
+                role = FileRole.COMPAT
+            roles[c.path] = role
         scores[cid] *= role_prior(role, asked)
     return roles
 
