@@ -11,6 +11,7 @@ from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowed
 from codesift.indexer.search.hybrid import _plan, grep_pattern, highlight_spans
 from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
+from codesift.indexer.search.ranking.query import plurals
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import Settings
 
@@ -57,6 +58,14 @@ def test_bm25_in_hybrid_gets_every_word_and_identifiers_feed_the_exact_source() 
         assert word in plan.bm25_query.split()
     given = _plan(SearchRequest("anything at all", exact_keywords="retry_upload"), Settings())
     assert given.bm25_query == "retry_upload"  # the caller's keywords are BM25's too
+
+
+def test_bm25_gets_base_forms_and_plurals_of_the_query_words_it_does_not_stem() -> None:
+    plan = _plan(SearchRequest("how are a file's chunks replaced in the index"), Settings())
+    terms = plan.bm25_query.split()
+    assert {"chunk", "replace", "files", "indexes"} <= set(terms)  # write_files, replace_rows
+    assert plurals("class") == ["classes"] and plurals("query") == ["queries"] and plurals("key") == ["keys"]
+    assert plurals("chunks") == [] and plurals("is") == []
 
 
 def test_grep_pattern_is_an_escaped_alternation() -> None:

@@ -130,7 +130,7 @@ def bm25_text(intent: QueryIntent) -> str:
         words = [w for w in sanitize(intent.text).split() if len(w) > 1 and w.lower() not in FUNCTION_WORDS]
         if not words:
             return sanitize(intent.text)
-        extra = [v for w in words for v in inflections(w) if v not in words]
+        extra = [v for w in words for v in (*inflections(w), *plurals(w)) if v not in words]
         return " ".join(dict.fromkeys([*words, *extra]))
     names = [n for n in intent.names if len(n) > 2]
     rest = sorted((w for w in intent.words if len(w) > 3), key=len, reverse=True)
@@ -164,6 +164,20 @@ def inflections(word: str) -> list[str]:
             if len(base) >= 3 and base != w:
                 out.append(base)
     return list(dict.fromkeys(out))
+
+
+def plurals(word: str) -> list[str]:
+    """The plural (or third person) of a word that has none, for BM25: "file" → files,
+    "class" → classes, "query" → queries; code names things in the plural
+    (``write_files``) as often as prose asks in the singular."""
+    w = word.lower()
+    if len(w) < 3 or not w.isalpha() or (w.endswith("s") and not w.endswith("ss")):
+        return []
+    if w.endswith(("ss", "x", "ch", "sh")):
+        return [w + "es"]
+    if w.endswith("y") and w[-2] not in "aeiou":
+        return [w[:-1] + "ies"]
+    return [w + "s"]
 
 
 def semantic_text(intent: QueryIntent) -> str:
