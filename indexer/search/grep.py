@@ -59,6 +59,9 @@ MATCH_PAD_CHARS = 80
 ELLIPSIS = "…"
 
 _STDERR_KEEP = 16_000
+# A file whose context windows would span this many bytes a line or more is decoded
+# whole: then one decode and split beat finding each window's lines.
+DENSE_LINE_BYTES = 64
 _decode_json = json.JSONDecoder().decode
 
 
@@ -352,6 +355,9 @@ def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
         return
     size = len(raw)
     lines = hits.lines
+    if len(hits.offsets) * (2 * context + 1) * DENSE_LINE_BYTES >= size:
+        _fill_context_whole(raw, hits, context)
+        return
     done = 0  # lines up to this one are filled
     for number, offset in sorted(hits.offsets.items()):
         first, start = number, offset  # the window's first line and where it starts
@@ -367,6 +373,25 @@ def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
         window = [t.removesuffix("\r") for t in text.split("\n")] if "\r" in text else text.split("\n")
         # The match lines ripgrep gave are these same lines: overwriting them changes nothing.
         lines.update(enumerate(window, start=first))
+        done = max(done, last)
+
+
+def _fill_context_whole(raw: bytes, hits: FileHits, context: int) -> None:
+    """``_fill_context`` for a file whose windows cover much of it: decoded and split
+    once, the windows then taken as slices (no per-line work in Python)."""
+    text = raw.decode("utf-8", "replace")
+    every = text.split("\n")
+    if text.endswith("\n"):
+        every.pop()  # a final "\n" ends the last line; it starts none
+    lines = hits.lines
+    done = 0
+    for number in sorted(hits.offsets):
+        first, last = max(1, number - context, done + 1), min(len(every), number + context)
+        if last >= first:
+            window = every[first - 1 : last]
+            if any(t.endswith("\r") for t in window):
+                window = [t.removesuffix("\r") for t in window]
+            lines.update(enumerate(window, start=first))
         done = max(done, last)
 
 
