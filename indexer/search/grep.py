@@ -361,11 +361,13 @@ def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
     done = 0  # lines up to this one are filled
     for number, offset in sorted(hits.offsets.items()):
         first, start = number, offset  # the window's first line and where it starts
-        while first > max(1, number - context, done + 1) and start > 0:
+        low = max(1, number - context, done + 1)
+        while first > low and start > 0:
             start = raw.rfind(b"\n", 0, start - 1) + 1
             first -= 1
         last, end = number, raw.find(b"\n", offset)  # the window's last line and where it ends
-        while last < number + context and end != -1 and end + 1 < size:
+        high = number + context
+        while last < high and end != -1 and end + 1 < size:
             # a final "\n" ends the last line; it starts none
             end = raw.find(b"\n", end + 1)
             last += 1
