@@ -88,10 +88,10 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
 
 def cli_figures(table: Table, root: Path, vectors: bool) -> None:
     """``codesift grep / search / symbols`` wall time, each its own process, beside ``rg``:
-    with a server running for the index (its vectors job paused when the index has none)
-    and without one."""
+    cold (no server), through the background server the CLI starts, and through a language
+    server running for the index (its vectors job paused when the index has none)."""
     figures = cli_wall(root, pause_vectors=not vectors)
-    limits = {"--version": 150.0, "server running": 300.0, "no server": 1000.0}
+    limits = {"--version": 150.0, "server running": 300.0, "background server": 300.0, "no server": 1000.0}
     for figure, value in figures.items():
         unit = figure[figure.rindex("(") + 1 : -1]
         name = "CLI " + figure[: figure.rindex("(")].strip()

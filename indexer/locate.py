@@ -56,6 +56,14 @@ def index_root_for(explicit: Path | None, cwd: Path, index_dir: str = DEFAULT_IN
     return enclosing_index_root(cwd, index_dir) or cwd.resolve()
 
 
+def index_uri(root: Path, index_dir: str) -> str:
+    """Where a workspace's index lives: ``index_dir`` relative to the root, or a URI."""
+    if "://" in index_dir:
+        return index_dir
+    p = Path(index_dir)
+    return str(p if p.is_absolute() else (root / p))
+
+
 def index_exists_at(uri: str) -> bool:
     """Whether an index directory may be there (remote URIs: assumed, the store decides)."""
     return "://" in uri or os.path.isdir(uri)

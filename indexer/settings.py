@@ -223,11 +223,33 @@ class SearchSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class CliSettings:
+    """The command line's own: the background server it starts for an index (server/background.py)."""
+
+    background_server: bool = field(
+        default=True,
+        metadata=_doc(
+            "Let `codesift search / grep / symbols` start a background server for the index when none "
+            "runs, so the next calls answer in milliseconds (also off with CODESIFT_BACKGROUND=0, "
+            "and under CI unless CODESIFT_BACKGROUND=1)."
+        ),
+    )
+    server_idle_s: float = field(
+        default=600.0,
+        metadata=_doc(
+            "Seconds without a CLI command after which the background server exits "
+            "(0: it runs until `codesift stop`)."
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    cli: CliSettings = field(default_factory=CliSettings)
 
     def index_fingerprint(self) -> dict[str, str]:
         """Settings that change what is stored: a change rebuilds the index."""
@@ -252,6 +274,7 @@ _SECTIONS: dict[str, type[object]] = {
     "chunk": ChunkSettings,
     "embed": EmbedSettings,
     "search": SearchSettings,
+    "cli": CliSettings,
 }
 
 

@@ -37,6 +37,7 @@ import pyarrow as pa
 from . import journal
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
+from .locate import index_uri
 from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
 from .objectstore import storage_options as default_storage_options
 from .rows import (
@@ -631,7 +632,4 @@ def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -
 
 def default_index_uri(root: Path, index_dir: str) -> str:
     """Where a workspace's index lives: ``index_dir`` relative to the root, or a URI."""
-    if "://" in index_dir:
-        return index_dir
-    p = Path(index_dir)
-    return str(p if p.is_absolute() else (root / p))
+    return index_uri(root, index_dir)

@@ -210,8 +210,9 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
     root = find_root(root)
     with engine_errors():
         st = index_status(root, load_settings(root))
+    server = _server_info(root)
     if as_json:
-        print_json(with_index(Path(st.root), st))
+        print_json({**with_index(Path(st.root), st), "server": server})
         sys.exit(0 if st.exists else EXIT_NOTHING)
     if not st.exists:
         click.echo(f"codesift: no index for {st.root} yet: run `codesift index {root}` to build it", err=True)
@@ -231,6 +232,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         ("schema", str(st.schema_version)),
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
         *_remote_rows(st.remote),
+        ("server", _server_row(server)),
     ]
     for k, v in rows:
         table.add_row(k, v)
@@ -243,6 +245,29 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
                 out.print(f"  {r.path}: {r.reason}")
             if limit and len(records) > limit:
                 out.print(f"  … and {len(records) - limit} more (--all lists them)")
+
+
+def _server_info(root: Path) -> dict[str, object] | None:
+    """What the server answering the CLI for ``root`` says of itself (None: none runs)."""
+    from .endpoint import address, request_meta
+
+    reply = request_meta(address(root.resolve()), "info")
+    ok = reply.get("ok") if reply else None
+    return ok if isinstance(ok, dict) else None
+
+
+def _server_row(server: dict[str, object] | None) -> str:
+    from .endpoint import BACKGROUND
+
+    if server is None:
+        return "none (search, grep and symbols answer in-process)"
+    pid = server.get("pid")
+    if server.get("kind") != BACKGROUND:
+        return f"{server.get('kind')}, pid {pid} (an editor's: it stops with the editor)"
+    timeout = float(str(server.get("idle_timeout_s") or 0))
+    idle = float(str(server.get("idle_s") or 0))
+    ends = f"exits after {timeout:g} s without a command" if timeout > 0 else "runs until `codesift stop`"
+    return f"background, pid {pid}; {ends} (idle {idle:.0f} s); `codesift stop` stops it"
 
 
 def _remote_rows(remote: RemoteStatus | None) -> list[tuple[str, str]]:
@@ -270,10 +295,40 @@ def _remote_rows(remote: RemoteStatus | None) -> list[tuple[str, str]]:
 
 
 @main.command()
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), required=False)
 @click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default).")
 @click.option("--tcp", "tcp", default=None, metavar="HOST:PORT", help="Listen on a TCP socket instead.")
-def serve(stdio: bool, tcp: str | None) -> None:
-    """Run the language server (stdio by default; --tcp HOST:PORT to listen on a socket)."""
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Instead of the language server: answer `search`, `grep` and `symbols` for ROOT's index "
+    "on its CLI socket until idle (what those commands start by themselves; see `codesift stop`).",
+)
+@click.option(
+    "--idle",
+    "idle_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="With --background: exit after this long without a command (default: cli.server_idle_s, "
+    "600; 0: never).",
+)
+@click.option("--warm", type=click.Choice(["search", "grep", "symbols"]), default=None, hidden=True)
+def serve(
+    root: Path | None,
+    stdio: bool,
+    tcp: str | None,
+    background: bool,
+    idle_s: float | None,
+    warm: str | None,
+) -> None:
+    """Run the language server (stdio by default; --tcp HOST:PORT to listen on a socket),
+    or with --background the CLI's background server for ROOT's index."""
+    if background:
+        _serve_background(root, idle_s, warm or "")
+        return
+    if root is not None or idle_s is not None:
+        raise click.UsageError("ROOT and --idle go with --background")
     from codesift.server.lsp import create_server
 
     server = create_server()
@@ -284,6 +339,91 @@ def serve(stdio: bool, tcp: str | None) -> None:
     if not port.isdigit():
         raise click.BadParameter(f"expected HOST:PORT, got {tcp!r}", param_hint="--tcp")
     server.start_tcp(host or "127.0.0.1", int(port))
+
+
+def _serve_background(root: Path | None, idle_s: float | None, warm: str) -> None:
+    from codesift.indexer.locate import index_exists_at, index_uri
+    from codesift.indexer.settings import load_settings
+
+    from .background import serve as serve_background
+
+    root = find_root(root).resolve()
+    with engine_errors():
+        settings = load_settings(root)
+    if not index_exists_at(index_uri(root, settings.index.index_dir)):
+        click.echo(f"codesift: no index for {root} yet: run `codesift index {root}` to build it", err=True)
+        sys.exit(EXIT_NOTHING)
+    sys.exit(serve_background(root, settings.cli.server_idle_s if idle_s is None else idle_s, warm))
+
+
+@main.command()
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), required=False)
+@click.option("--all", "every", is_flag=True, help="Stop the background servers of every index.")
+def stop(root: Path | None, every: bool) -> None:
+    """Stop the background server answering the CLI for ROOT's index (default: the index
+    search would use here). Exit 1 when none runs or it is an editor's language server."""
+    from .endpoint import address, runtime_dir
+
+    if every:
+        sockets = sorted(runtime_dir().glob("*.sock")) if runtime_dir().is_dir() else []
+        stopped = [_stop_at(path, quiet_editor=True) for path in sockets]
+        if not any(stopped):
+            click.echo("codesift: no background server runs", err=True)
+            sys.exit(EXIT_NOTHING)
+        return
+    root = find_root(root).resolve()
+    if not _stop_at(address(root), quiet_editor=False):
+        sys.exit(EXIT_NOTHING)
+
+
+def _stop_at(path: Path, *, quiet_editor: bool) -> bool:
+    """Stop the background server at socket ``path`` and wait until it let go of it."""
+    from .endpoint import BACKGROUND, request_meta
+
+    info = request_meta(path, "info")
+    ok = info.get("ok") if info else None
+    if not isinstance(ok, dict):
+        if not quiet_editor:
+            click.echo("codesift: no server answers the CLI for this index", err=True)
+        return False
+    if ok.get("kind") != BACKGROUND:
+        if not quiet_editor:
+            click.echo(
+                f"codesift: {ok.get('root')} is answered by an editor's {ok.get('kind')} "
+                f"(pid {ok.get('pid')}): it stops with the editor",
+                err=True,
+            )
+        return False
+    reply = request_meta(path, "stop")
+    if not reply or not reply.get("stopping"):
+        click.echo(f"codesift: the server for {ok.get('root')} did not stop: {reply}", err=True)
+        return False
+    _wait_released(Path(str(ok["root"])))
+    click.echo(f"stopped the background server for {ok.get('root')} (pid {ok.get('pid')})")
+    return True
+
+
+def _wait_released(root: Path, timeout_s: float = 10.0) -> None:
+    """Until the server of ``root`` has let go of its socket (so the next command starts afresh)."""
+    import fcntl
+    import os
+
+    from .endpoint import lock_path
+
+    deadline = time.monotonic() + timeout_s
+    fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+            else:
+                return
+    finally:
+        os.close(fd)  # lets go at once: the lock was only a way to wait
 
 
 @main.command("mcp")

@@ -149,18 +149,36 @@ def answer(
     """A command's JSON answer: from the server running for this index when there is
     one (``endpoint``), else ``compute(LocalParts(root), **args)`` here. Errors end the
     command the same way on both paths (a line on stderr, the README's exit code)."""
-    from .endpoint import ask
+    from .endpoint import consult
 
-    reply = ask(root, command, cast(dict[str, Any], to_jsonable(args)))
+    reply, outcome = consult(root, command, cast(dict[str, Any], to_jsonable(args)))
     if reply is None:
         with engine_errors():
-            return compute(LocalParts(root), **args)
+            parts = LocalParts(root)
+            payload = compute(parts, **args)
+        if outcome == "absent":
+            start_background(root, parts.settings, command)
+        return payload
     if "usage" in reply:
         raise click.BadParameter(str(reply["usage"]))
     if "error" in reply:
         click.echo(f"codesift: {reply['error']['message']}", err=True)
         sys.exit(int(reply["error"]["exit"]))
     return dict(reply["ok"])
+
+
+def start_background(root: Path, settings: Settings, command: str) -> None:
+    """After an in-process answer, with no server listening for ``root``: start a
+    background one (server/background.py) when allowed and ``root`` has an index."""
+    from .background import start, wanted
+
+    if not wanted(settings.cli.background_server):
+        return
+    from codesift.indexer.locate import index_exists_at, index_uri
+
+    if not index_exists_at(index_uri(root, settings.index.index_dir)):
+        return  # grep answers without an index; a server for it would hold nothing
+    start(root, settings.cli.server_idle_s, command)
 
 
 def find_root(explicit: Path | None) -> Path:

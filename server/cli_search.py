@@ -26,7 +26,7 @@ from .cli_common import (
 from .cli_text import BOLD, BOLD_CYAN, CYAN, DIM, GREEN, RED, YELLOW, Lines, split_marked
 
 if TYPE_CHECKING:
-    from codesift.indexer.search.grep import CaseMode
+    from codesift.indexer.search.grep import CaseMode, GrepResult
     from codesift.indexer.search.results import Filters, SearchMode, SearchResult
 
 MEMBER_MATCH = 7  # SymbolMatch.MEMBER (a class's member brought in by its class); a test keeps them equal
@@ -343,10 +343,16 @@ def grep(
     for p in passages:
         out.add(out.style(out.text(p["path"]), BOLD_CYAN))
         matched = set(p["match_lines"])
-        for i, (line, local) in enumerate(split_marked(p["text"], p["highlights"])):
-            n = p["start_line"] + i
-            number = out.style(f"{n:>6}:", GREEN) if n in matched else out.style(f"{n:>6}-", DIM)
-            out.add(f"{number} {out.marked(line, local)}")
+        n = p["start_line"]
+        if not out.color:  # a pipe or a file (most output): the lines as they are, no spans
+            for line in p["text"].split("\n"):
+                out.add(f"{n:>6}{':' if n in matched else '-'} {out.text(line)}")
+                n += 1
+        else:
+            for line, local in split_marked(p["text"], p["highlights"]):
+                number = out.style(f"{n:>6}:", GREEN) if n in matched else out.style(f"{n:>6}-", DIM)
+                out.add(f"{number} {out.marked(line, local)}")
+                n += 1
         out.add()
     out.flush()
     err = Lines(sys.stderr)
@@ -393,7 +399,31 @@ def grep_payload(
         max_matches=max_matches,
         timeout_s=settings.search.grep_timeout_s,
     )
-    return with_index(parts.root, result)
+    return {"index_root": str(parts.root), **grep_json(result)}
+
+
+def grep_json(result: GrepResult) -> dict[str, object]:
+    """The documented ``--json`` shape of a grep, built field by field: the generic
+    dataclass walk cost ~15 ms on the 2,000 passages of a common word in the stdlib."""
+    passages = [
+        {
+            "path": p.path,
+            "start_line": p.start_line,
+            "end_line": p.end_line,
+            "match_lines": list(p.match_lines),
+            "text": p.text,
+            "highlights": [list(h) for h in p.highlights],
+        }
+        for p in result.passages
+    ]
+    return {
+        "passages": passages,
+        "files": result.files,
+        "matches": result.matches,
+        "truncated": result.truncated,
+        "reason": result.reason,
+        "millis": result.millis,
+    }
 
 
 @click.command()

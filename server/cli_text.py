@@ -72,13 +72,23 @@ class Lines:
 
 def split_marked(text: str, spans: Iterable[Sequence[int]]) -> list[tuple[str, list[tuple[int, int]]]]:
     """The lines of ``text``, each with the parts of ``spans`` (offsets into ``text``)
-    that fall on it, as offsets into the line."""
+    that fall on it, as offsets into the line. One pass over lines and sorted spans
+    (a grep passage of 21 lines and 20 matches was 420 span tests)."""
     ordered = sorted((int(s[0]), int(s[1])) for s in spans)
     out: list[tuple[str, list[tuple[int, int]]]] = []
     start = 0
+    first = 0  # spans before this one end before the current line: done with
     for line in text.split("\n"):
         end = start + len(line)
-        local = [(max(a, start) - start, min(b, end) - start) for a, b in ordered if a < end and b > start]
+        while first < len(ordered) and ordered[first][1] <= start:
+            first += 1
+        local: list[tuple[int, int]] = []
+        j = first
+        while j < len(ordered) and ordered[j][0] < end:
+            a, b = ordered[j]
+            if b > start:
+                local.append((max(a, start) - start, min(b, end) - start))
+            j += 1
         out.append((line, local))
         start = end + 1
     return out

@@ -19,6 +19,9 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         path = base / name.lower()
         path.mkdir(exist_ok=True)
         monkeypatch.setenv(name, str(path))
+    # No CLI call in a test leaves a background server behind (server/background.py);
+    # the tests of that server turn it on for themselves.
+    monkeypatch.setenv("CODESIFT_BACKGROUND", "0")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
 

@@ -14,6 +14,7 @@ and then under the call's deadline.
 from __future__ import annotations
 
 import base64
+import codecs
 import itertools
 import json
 import logging
@@ -58,6 +59,9 @@ MATCH_PAD_CHARS = 80
 ELLIPSIS = "…"
 
 _STDERR_KEEP = 16_000
+# A file whose context windows would span this many bytes a line or more is decoded
+# whole: then one decode and split beat finding each window's lines.
+DENSE_LINE_BYTES = 64
 _decode_json = json.JSONDecoder().decode
 
 
@@ -192,10 +196,11 @@ def build_passages(
             end -= 1
         # Most lines are plain context: taken as they are, in one pass; only match
         # lines and over-long lines get the per-line work.
-        texts = [lines.get(n, "") for n in range(start, end + 1)]
-        for i, text in enumerate(texts):
-            if len(text) > LONG_LINE_CHARS and (start + i) not in matches:
-                texts[i] = elide_long_line(text, ())[0]
+        texts = list(map(lines.get, range(start, end + 1), itertools.repeat("")))
+        if max(map(len, texts)) > LONG_LINE_CHARS:
+            for i, text in enumerate(texts):
+                if len(text) > LONG_LINE_CHARS and (start + i) not in matches:
+                    texts[i] = elide_long_line(text, ())[0]
         spans_at: dict[int, list[CharSpan]] = {}
         for number in group:
             i = number - start
@@ -206,9 +211,10 @@ def build_passages(
             spans_at[i] = spans
         highlights: list[CharSpan] = []
         if any(spans_at.values()):
-            offsets = [0, *itertools.accumulate(len(t) + 1 for t in texts)]
+            offsets = [0, *itertools.accumulate(map(len, texts))]  # plus i newlines before line i
             for i in sorted(spans_at):
-                highlights.extend((offsets[i] + a, offsets[i] + b) for a, b in spans_at[i])
+                at = offsets[i] + i
+                highlights.extend((at + a, at + b) for a, b in spans_at[i])
         passages.append(
             Passage(
                 path=path,
@@ -334,36 +340,73 @@ def _add_file(run: _RgRun, path: str, hits: FileHits, max_matches: int) -> None:
 def _fill_context(root: Path, path: str, hits: FileHits, context: int) -> None:
     """Add the lines within ``context`` of each match, read from the file ripgrep matched.
 
-    From each match line's byte offset (ripgrep reports it) the neighbouring lines
-    are found by looking for newlines around it, so the cost follows the matches,
-    not the file's size. Lines split as ripgrep splits them (at "\n", a trailing
-    "\r" dropped), decoded with U+FFFD for invalid UTF-8. A file that is gone or
-    unreadable since keeps its match lines alone.
+    From each match line's byte offset (ripgrep reports it) the window's ends are
+    found by looking for newlines around it, so the cost follows the matches, not
+    the file's size; each window is then decoded once and split (a newline byte is
+    never part of a UTF-8 sequence, so this equals decoding line by line). Matches
+    go in line order, and a window starts after the lines the one before filled.
+    Lines split as ripgrep splits them (at "\n", a trailing "\r" dropped), decoded
+    with U+FFFD for invalid UTF-8. A file that is gone or unreadable since keeps its
+    match lines alone.
     """
     try:
-        raw = (root / os_path(path)).read_bytes()
+        raw = _as_ripgrep_reads(root / os_path(path))
     except OSError:
         return
     size = len(raw)
     lines = hits.lines
-    for number, offset in hits.offsets.items():
-        start = offset  # where line `number` starts
-        for n in range(number - 1, max(0, number - context - 1), -1):
-            if start == 0:
-                break
-            prev = raw.rfind(b"\n", 0, start - 1) + 1
-            if n not in lines:
-                lines[n] = raw[prev : start - 1].removesuffix(b"\r").decode("utf-8", "replace")
-            start = prev
-        end = raw.find(b"\n", offset)  # where line `number` ends
-        for n in range(number + 1, number + context + 1):
-            if end == -1 or end + 1 >= size:
-                break  # the file ends (a final "\n" ends the last line, it starts none)
-            nxt = raw.find(b"\n", end + 1)
-            if n not in lines:
-                stop = size if nxt == -1 else nxt
-                lines[n] = raw[end + 1 : stop].removesuffix(b"\r").decode("utf-8", "replace")
-            end = nxt
+    if len(hits.offsets) * (2 * context + 1) * DENSE_LINE_BYTES >= size:
+        _fill_context_whole(raw, hits, context)
+        return
+    done = 0  # lines up to this one are filled
+    for number, offset in sorted(hits.offsets.items()):
+        first, start = number, offset  # the window's first line and where it starts
+        low = max(1, number - context, done + 1)
+        while first > low and start > 0:
+            start = raw.rfind(b"\n", 0, start - 1) + 1
+            first -= 1
+        last, end = number, raw.find(b"\n", offset)  # the window's last line and where it ends
+        high = number + context
+        while last < high and end != -1 and end + 1 < size:
+            # a final "\n" ends the last line; it starts none
+            end = raw.find(b"\n", end + 1)
+            last += 1
+        text = raw[start : size if end == -1 else end].decode("utf-8", "replace")
+        window = [t.removesuffix("\r") for t in text.split("\n")] if "\r" in text else text.split("\n")
+        # The match lines ripgrep gave are these same lines: overwriting them changes nothing.
+        lines.update(enumerate(window, start=first))
+        done = max(done, last)
+
+
+def _fill_context_whole(raw: bytes, hits: FileHits, context: int) -> None:
+    """``_fill_context`` for a file whose windows cover much of it: decoded and split
+    once, the windows then taken as slices (no per-line work in Python)."""
+    text = raw.decode("utf-8", "replace")
+    every = text.split("\n")
+    if text.endswith("\n"):
+        every.pop()  # a final "\n" ends the last line; it starts none
+    lines = hits.lines
+    done = 0
+    for number in sorted(hits.offsets):
+        first, last = max(1, number - context, done + 1), min(len(every), number + context)
+        if last >= first:
+            window = every[first - 1 : last]
+            if any(t.endswith("\r") for t in window):
+                window = [t.removesuffix("\r") for t in window]
+            lines.update(enumerate(window, start=first))
+        done = max(done, last)
+
+
+def _as_ripgrep_reads(path: Path) -> bytes:
+    """A file's bytes as ripgrep searched them, so its offsets point at the right lines:
+    ripgrep drops a UTF-8 byte-order mark and transcodes UTF-16 with a BOM to UTF-8
+    (its offsets count those bytes, not the file's)."""
+    raw = path.read_bytes()
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :]
+    if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return raw.decode("utf-16", "replace").encode("utf-8")
+    return raw
 
 
 def _read_stderr(stream: IO[bytes], sink: list[bytes]) -> None:

@@ -284,16 +284,26 @@ def test_grep_non_utf8_file_lines_decode_with_character_offsets(tmp_path: Path) 
     assert p.text.startswith("caf\ufffd")
 
 
-def test_grep_context_lines_equal_ripgreps_own_context(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dense_line_bytes", [0, 10**9], ids=["windows", "whole-file"])
+def test_grep_context_lines_equal_ripgreps_own_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dense_line_bytes: int
+) -> None:
     """Context is read from the file by byte offset, not asked of ripgrep: CRLF, empty
-    lines, invalid UTF-8, no final newline and matches at both ends must come out as
-    ``rg --context`` prints them."""
+    lines, invalid UTF-8, no final newline, matches at both ends and byte-order marks
+    must come out as ``rg --context`` prints them, whether a file's windows are cut
+    one by one or from the whole file decoded once."""
     import json
+
+    monkeypatch.setattr(grep_module, "DENSE_LINE_BYTES", dense_line_bytes)
 
     bodies = {
         "crlf.py": b"".join(b"line %d\r\n" % i for i in range(1, 40)).replace(b"line 20", b"needle 20"),
         "edges.py": b"needle first\n" + b"\n" * 5 + b"mid\xff\xfe bytes\n" * 30 + b"needle last",
         "final_nl.py": b"a\nb\nneedle\nc\n\n",
+        # ripgrep drops a UTF-8 BOM and reads UTF-16 with a BOM as UTF-8: its offsets
+        # count those bytes (a passage once cut line 1 short and repeated line 2)
+        "bom8.py": "\ufeff# coding: x -*-\n# needle here\nlast\n".encode(),
+        "bom16.txt": "\ufeffone\ntwo needle\nthree\n".encode("utf-16-le"),
     }
     for name, body in bodies.items():
         (tmp_path / name).write_bytes(body)

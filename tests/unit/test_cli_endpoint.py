@@ -189,3 +189,82 @@ def test_an_answer_from_a_server_loads_neither_the_engine_nor_rich(root: Path, t
         not {"rich", "lancedb", "pyarrow", "numpy", "codesift.indexer.store", "codesift.indexer.model"}
         & loaded
     )
+
+
+def test_the_lock_not_the_socket_file_decides_the_owner(root: Path) -> None:
+    first = Endpoint(root, echo)
+    assert first.open()
+    try:
+        address(root).unlink()  # even with its file gone, the owner keeps the root
+        second = Endpoint(root, echo)
+        assert not second.open()
+        second.close()
+    finally:
+        first.close()
+    third = Endpoint(root, echo)
+    assert third.open()  # the lock went with the first
+    third.close()
+
+
+def test_info_and_stop_answer_whatever_the_code_version(root: Path) -> None:
+    stopped = threading.Event()
+    server = Endpoint(root, echo, kind=endpoint.BACKGROUND, idle_timeout_s=5.0, on_stop=stopped.set)
+    server._version = "some-other-build"
+    assert server.open()
+    try:
+        about = endpoint.request_meta(address(root), "info")
+        assert about is not None and about["ok"]["kind"] == "background"
+        assert about["ok"]["pid"] == os.getpid() and about["ok"]["idle_timeout_s"] == 5.0
+        assert not stopped.is_set()
+        reply = endpoint.request_meta(address(root), "stop")
+        assert reply is not None and reply["stopping"] is True
+        assert stopped.wait(30)  # called once the reply is out
+    finally:
+        server.close()
+
+
+def test_an_editors_server_refuses_to_stop(root: Path) -> None:
+    server = Endpoint(root, echo)
+    assert server.open()
+    try:
+        reply = endpoint.request_meta(address(root), "stop")
+        assert reply is not None and "stops with the editor" in reply["refused"]
+        assert ask(root, "grep", {}) is not None  # still answering
+    finally:
+        server.close()
+
+
+def test_a_background_server_whose_code_changed_on_disk_says_so_and_stops(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopped = threading.Event()
+    server = Endpoint(root, echo, kind=endpoint.BACKGROUND, on_stop=stopped.set)
+    assert server.open()
+    try:
+        monkeypatch.setattr(endpoint, "version", lambda: "the-new-build")  # the CLI's and the disk's
+        reply, outcome = endpoint.consult(root, "grep", {})
+        assert reply is None and outcome == "absent"  # the CLI may start a new one
+        assert stopped.wait(30)
+    finally:
+        server.close()
+
+
+def test_consult_tells_no_server_from_a_refusal(root: Path) -> None:
+    assert endpoint.consult(root, "grep", {}) == (None, "absent")
+    server = Endpoint(root, lambda c, a: {"refused": "not this"})
+    assert server.open()
+    try:
+        assert endpoint.consult(root, "grep", {}) == (None, "refused")
+    finally:
+        server.close()
+    assert endpoint.consult(root, "grep", {}) == (None, "absent")
+
+
+def test_grep_json_is_the_grep_result_field_by_field() -> None:
+    from codesift.indexer.search.grep import GrepResult, Passage
+    from codesift.server.cli_common import to_jsonable
+    from codesift.server.cli_search import grep_json
+
+    passage = Passage("a/b.py", 1, 3, (2,), "x\nneedle\ny", ((2, 8),))
+    result = GrepResult((passage,), files=1, matches=1, truncated=True, reason="why", millis=1.5)
+    assert grep_json(result) == to_jsonable(result)

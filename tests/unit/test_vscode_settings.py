@@ -41,6 +41,9 @@ CLIENT_ONLY: dict[str, dict[str, object]] = {
     },
 }
 
+# Sections of the command line's own (its background server): an editor has no use for them.
+CLI_ONLY_SECTIONS = ("cli",)
+
 _JSON_TYPES = {"int": "integer", "float": "number", "bool": "boolean", "str": "string"}
 
 
@@ -55,6 +58,8 @@ def server_properties() -> dict[str, dict[str, object]]:
     out: dict[str, dict[str, object]] = {}
     for s in describe_settings():
         section, name = s.key.split(".")
+        if section in CLI_ONLY_SECTIONS:
+            continue
         prop: dict[str, object]
         if s.type == "enum":
             prop = {"type": "string", "enum": _choices(s.key)}
