@@ -96,7 +96,7 @@ class _Bar:
     type=click.FloatRange(min=2.0),
     default=None,
     metavar="SECONDS",
-    help="With --to an object store: how long this publish's lock on URI lasts between renewals; "
+    help="With --to an object store: how long this publish's lock on URI lasts without a renewal; "
     "a publisher killed hard holds it this long (default 120).",
 )
 def index(
