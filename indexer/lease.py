@@ -7,8 +7,10 @@ commits safely (S3 with conditional writes, GCS, Azure, ``s3+ddb``) and needs no
 other client or credentials.
 
 The lease is a chain of tables ``writer_lease_<generation>``. Taking it means
-creating the next generation's table (exactly one of several racers succeeds);
-the highest generation is the holder. Its rows are written by the holder alone:
+creating the next generation's table; of several racers, the author of its
+version 1 holds it (``_holder``: Lance retries a create that lost the race as an
+overwrite at version 2, so "my create returned" is not enough). The highest
+generation is the holder. Its rows are written by the holder alone:
 a renewal every quarter of the lease appends one with a later expiry, and
 releasing appends one marked released. A holder killed hard stops renewing and
 the lease expires (``lease_s`` later by the holder's clock: machines whose clocks
@@ -86,15 +88,25 @@ def _generations(db: lancedb.DBConnection) -> list[int]:
 
 
 def _holder(db: lancedb.DBConnection, generation: int) -> Holder | None:
-    """The generation's newest row; None when its table cannot be read (yet)."""
+    """Who holds a generation, as its newest row by that owner; None when it cannot be read (yet).
+
+    The owner is the author of the table's version 1: that version's manifest is
+    written by one conditional put, so it has exactly one author. A racer that lost
+    the create can still land later versions (Lance retries a create that lost as an
+    overwrite on top): its rows are ignored.
+    """
     try:
         rows = db.open_table(lease_table(generation)).to_arrow().to_pylist()
+        tbl = db.open_table(lease_table(generation))
+        tbl.checkout(1)
+        first = tbl.to_arrow().to_pylist()
     except Exception:
         return None
-    if not rows:
+    if not first:
         return None
-    r = max(rows, key=lambda row: float(row["written_at"]))
-    return Holder(str(r["owner"]), float(r["expires_at"]), bool(r["released"]))
+    owner = str(first[0]["owner"])
+    r = max((*first, *(r for r in rows if r["owner"] == owner)), key=lambda row: float(row["written_at"]))
+    return Holder(owner, float(r["expires_at"]), bool(r["released"]))
 
 
 def _row(owner: str, expires_at: float, released: bool = False) -> pa.Table:
@@ -243,12 +255,14 @@ def acquire(
         expires = time.time() + lease_s
         try:
             db.create_table(lease_table(top + 1), _row(owner, expires), mode="create")
-        except ValueError as exc:
-            if "already exists" in str(exc):
-                continue  # another writer took this generation first: look again
-            raise StoreError(f"cannot take the lock on {uri}: {explain(exc)}") from exc
         except Exception as exc:
+            with contextlib.suppress(Exception):
+                if top + 1 in _generations(db):
+                    continue  # another writer created this generation first: look again
             raise StoreError(f"cannot take the lock on {uri}: {explain(exc)}") from exc
+        won = _holder(db, top + 1)
+        if won is None or won.owner != owner:
+            continue  # our create landed on top of the winner's (a retried overwrite): not ours
         log.info("took the writer lock on %s (generation %d)", uri, top + 1)
         with contextlib.suppress(Exception):  # best effort: the highest generation alone decides
             for old in _generations(db):
