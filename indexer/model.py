@@ -230,6 +230,15 @@ class RemoteStatus:
     overlay_files: int  # indexed files whose rows are this machine's own (edited, added, unpublished)
     hidden_files: int  # remote files deleted here
 
+    @property
+    def state(self) -> str:
+        """Whether the remote answers, and what searches answer from when it does not."""
+        if self.reachable:
+            return "reachable"
+        if self.commit:
+            return f"unreachable, answering from the local copy of {self.commit}"
+        return "unreachable, answering from the local index alone (nothing copied yet)"
+
 
 @dataclass(frozen=True, slots=True)
 class IndexStatus:

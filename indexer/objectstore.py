@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
 from .errors import StoreError
+
+T = TypeVar("T")
 
 OBJECT_SCHEMES = ("s3", "s3+ddb", "gs", "az", "abfs", "memory")
 
@@ -52,9 +57,12 @@ def normalise_uri(uri: str, *, base: Path | None = None) -> str:
     return uri
 
 
-def storage_options(uri: str, timeout_s: float) -> dict[str, str] | None:
+def storage_options(uri: str, timeout_s: float, *, quick: bool = False) -> dict[str, str] | None:
     """LanceDB storage options for ``uri``: time bounds for object stores, None for paths.
 
+    ``quick`` is for small reads that decide whether to go on without the store
+    (the manifest, a probe): each request and all its retries within ``timeout_s``.
+    Otherwise one request may take 30 s (a big fragment on a slow link).
     ``AWS_ENDPOINT_URL`` with an ``http://`` endpoint (MinIO, moto, a proxy on the
     same host) allows plain HTTP unless ``AWS_ALLOW_HTTP`` says otherwise.
     """
@@ -63,9 +71,9 @@ def storage_options(uri: str, timeout_s: float) -> dict[str, str] | None:
     seconds = max(1, round(timeout_s))
     opts = {
         "connect_timeout": f"{seconds}s",
-        "timeout": f"{max(seconds, 30)}s",  # one request: a big fragment needs longer than a connect
-        "client_max_retries": "2",
-        "client_retry_timeout": str(seconds * 3),
+        "timeout": f"{seconds if quick else max(seconds, 30)}s",
+        "client_max_retries": "1" if quick else "2",
+        "client_retry_timeout": str(seconds if quick else seconds * 3),
     }
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if endpoint.startswith("http://") and "AWS_ALLOW_HTTP" not in os.environ:
@@ -89,6 +97,32 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ),
     (r"[Tt]imed? ?out|elapsed", "the store did not answer in time (network, endpoint)"),
 )
+
+
+def within(timeout_s: float, what: str, ask: Callable[[], T]) -> T:
+    """``ask()``, but never waiting longer than ``timeout_s``: past it, StoreError says
+    ``what`` did not answer and ``ask`` is left to finish (or time out) on its own thread.
+
+    The object-store client bounds each request, but not what comes before one
+    (credential look-ups from an instance role, DNS); an editor must not wait on them.
+    """
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(ask())
+        except BaseException as exc:  # handed to the caller below
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="codesift-store-probe", daemon=True)
+    worker.start()
+    worker.join(max(0.1, timeout_s))
+    if failure:
+        raise failure[0]
+    if not result:
+        raise StoreError(f"{what} did not answer within {timeout_s:g} s")
+    return result[0]
 
 
 def explain(exc: BaseException) -> str:

@@ -36,8 +36,8 @@ import pyarrow.compute as pc
 
 from .errors import StoreError
 from .model import FileStatus, RemoteStatus, WalkEntry
-from .objectstore import normalise_uri
-from .remote import Manifest, RemoteIndex, incompatibility, source_commit
+from .objectstore import normalise_uri, within
+from .remote import Manifest, RemoteIndex, incompatibility, newest_manifest, source_commit
 from .rows import arrow_to_matrix
 from .settings import Settings
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, SYMBOLS, IndexMeta, Store, in_filters
@@ -123,15 +123,22 @@ def copy_source(settings: Settings, root: Path, own_uri: str) -> Source | None:
 
 
 @contextlib.contextmanager
-def _pinned(remote: RemoteIndex, source: Source) -> Iterator[Manifest | None]:
-    """The publish to copy from; a sibling worktree's index as it is now, under its writer lock."""
+def _pinned(source: Source, timeout_s: float) -> Iterator[tuple[RemoteIndex, Manifest | None]]:
+    """The index to copy from and its publish to pin; a sibling worktree's index as it is
+    now, under its writer lock. A remote is asked within ``timeout_s`` in all (connecting
+    lists the store too): a silent store costs an index run that long, no more."""
     if source.worktree is None:
-        yield remote.manifest()
+        manifest = newest_manifest(source.uri, timeout_s)
+        remote = within(
+            timeout_s, f"the remote index at {source.uri}", lambda: RemoteIndex(source.uri, timeout_s)
+        )
+        yield remote, manifest
         return
     from .sync import writer_lock  # sync runs hydrate: imported here, not at the top
 
+    remote = RemoteIndex(source.uri, timeout_s)
     with writer_lock(source.uri, wait=False):
-        yield remote.current(source_commit(source.worktree))
+        yield remote, remote.current(source_commit(source.worktree))
 
 
 def hydrate(
@@ -160,8 +167,7 @@ def hydrate(
     old = load_state(store.uri)
     base = old if old is not None and old.uri == uri else OverlayState(uri=uri)
     try:
-        remote = RemoteIndex(uri, settings.index.remote_timeout_s)
-        with _pinned(remote, source) as manifest:
+        with _pinned(source, settings.index.remote_timeout_s) as (remote, manifest):
             if manifest is None:
                 if source.worktree is not None:
                     return HydrateReport()  # the sibling's index is not complete yet
@@ -373,7 +379,7 @@ def overlay_status(
     if probe:
         checked = time.time()
         try:
-            manifest = RemoteIndex(uri, settings.index.remote_timeout_s).manifest()
+            manifest = newest_manifest(uri, settings.index.remote_timeout_s)
             reachable, error = True, "" if manifest is not None else f"nothing is published at {uri} yet"
             if manifest is not None and manifest.key != state.manifest:
                 error = f"a newer publish (commit {manifest.commit or 'unknown'}) waits for `codesift index`"

@@ -6,8 +6,9 @@ visible by one manifest row (``remote.write_manifest``). Readers of the URI
 (``index.remote``) see the previous publish until that row lands, so a publish
 that fails, is denied or is killed half-way publishes nothing.
 
-One publisher per URI at a time: object stores have no writer lock here (a CI
-concurrency group keeps two jobs apart); a local path takes the usual flock.
+One publisher per URI at a time: a local path takes the usual flock, an object
+store a renewed lease (``indexer.lease``); the second of two CI jobs waits for
+the first, or with ``--no-wait`` exits 3 having published nothing.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import lancedb
 
 from .embed import Embedder
 from .errors import StoreError
+from .faults import crash_point
+from .lease import DEFAULT_LEASE_S
 from .model import IndexReport
-from .objectstore import explain, is_object_store, normalise_uri, storage_options
+from .objectstore import explain, is_object_store, normalise_uri, storage_options, within
 from .remote import PUBLISHED_VERSIONS_KEPT, Manifest, source_commit, write_manifest
 from .settings import Settings
 from .store import Store
-from .sync import ProgressFn, index_workspace, no_progress
+from .sync import ProgressFn, index_workspace, no_progress, writer_lock
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +61,15 @@ def publish(
     wait: bool = True,
     cancel: threading.Event | None = None,
     on_wait: Callable[[str], None] | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> PublishReport:
     """Build or refresh the index of ``root`` at ``target`` and publish it.
 
     Raises StoreError with the store's reason when ``target`` cannot be reached
-    or written; nothing new is visible to readers then.
+    or written; nothing new is visible to readers then. One publisher per URI:
+    another one waits for it (``wait``) or fails with IndexBusyError; on an
+    object store the lock is a lease of ``lease_s`` seconds, renewed while the
+    publish runs, so a publisher killed hard holds it that long at most.
     """
     started = time.perf_counter()
     uri = normalise_uri(target)
@@ -70,28 +77,44 @@ def publish(
     index = dataclasses.replace(settings.index, index_dir=uri, remote="", share_worktrees=False)
     settings = dataclasses.replace(settings, index=index)
     cancel = cancel or threading.Event()
-    report = index_workspace(
-        root,
-        settings,
-        embedder=embedder,
-        progress=progress,
-        embed=embed,
+    # The writer lock (an flock, or on an object store a lease) is held over the
+    # rows *and* the manifest: a manifest written after another publisher started
+    # would pin that one's half-written tables.
+    with writer_lock(
+        uri,
         wait=wait,
-        rebuild=rebuild,
-        cancel=cancel,
         on_wait=on_wait,
-        keep_versions_for=PUBLISHED_VERSIONS_KEPT,
-    )
-    if cancel.is_set():
-        note = "interrupted: the previous publish stays the one readers see"
-        return PublishReport(uri, report, False, seconds=time.perf_counter() - started, note=note)
-    store = Store(uri, keep_versions_for=PUBLISHED_VERSIONS_KEPT)
-    meta = store.read_meta()
-    if meta is None:
-        raise StoreError(f"the index at {uri} is incomplete after indexing: nothing published")
-    manifest: Manifest = write_manifest(
-        store, source_commit(root.resolve()), settings.vector_cache_key(meta.model_id)
-    )
+        timeout_s=settings.index.remote_timeout_s,
+        lease_s=lease_s,
+        lost=cancel,
+    ) as lease:
+        report = index_workspace(
+            root,
+            settings,
+            embedder=embedder,
+            progress=progress,
+            embed=embed,
+            rebuild=rebuild,
+            cancel=cancel,
+            keep_versions_for=PUBLISHED_VERSIONS_KEPT,
+            locked=True,
+        )
+        if lease is not None and cancel.is_set():
+            lease.check()  # a lost lock says so (LeaseLostError), not "interrupted"
+        if cancel.is_set():
+            note = "interrupted: the previous publish stays the one readers see"
+            return PublishReport(uri, report, False, seconds=time.perf_counter() - started, note=note)
+        store = Store(uri, keep_versions_for=PUBLISHED_VERSIONS_KEPT)
+        meta = store.read_meta()
+        if meta is None:
+            raise StoreError(f"the index at {uri} is incomplete after indexing: nothing published")
+        crash_point("manifest")
+        manifest: Manifest = write_manifest(
+            store,
+            source_commit(root.resolve()),
+            settings.vector_cache_key(meta.model_id),
+            fence=lease.check if lease is not None else None,
+        )
     note = ""
     if report.vectors_pending:
         note = f"published with {report.vectors_pending} chunks still without vectors: readers embed them"
@@ -110,8 +133,12 @@ def check_reachable(uri: str, timeout_s: float) -> None:
     no credentials, no network) — before any work is done for it."""
     if not is_object_store(uri):
         return
-    try:
-        db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s))
+
+    def ask() -> None:
+        db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s, quick=True))
         db.list_tables(limit=1)
+
+    try:
+        within(timeout_s, "the store", ask)
     except Exception as exc:
         raise StoreError(f"cannot reach {uri}: {explain(exc)}") from exc

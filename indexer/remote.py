@@ -14,6 +14,7 @@ import json
 import logging
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -22,7 +23,7 @@ import lancedb
 import pyarrow as pa
 
 from .errors import StoreError
-from .objectstore import explain, storage_options
+from .objectstore import explain, storage_options, within
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, META, PUBLISHED, SYMBOLS, IndexMeta, Store
 
 log = logging.getLogger(__name__)
@@ -89,8 +90,13 @@ def source_commit(root: Path) -> str:
         return ""
 
 
-def write_manifest(store: Store, commit: str, cache_key: str) -> Manifest:
-    """Make the index at ``store`` visible to readers as it is now: the publish's last write."""
+def write_manifest(
+    store: Store, commit: str, cache_key: str, *, fence: Callable[[], None] | None = None
+) -> Manifest:
+    """Make the index at ``store`` visible to readers as it is now: the publish's last write.
+
+    ``fence`` runs just before the write and raises if this writer lost its lock.
+    """
     meta = store.read_meta()
     if meta is None:
         raise StoreError(f"nothing to publish at {store.uri}: the index is incomplete")
@@ -123,6 +129,8 @@ def write_manifest(store: Store, commit: str, cache_key: str) -> Manifest:
         "vectors": manifest.vectors,
     }
     data = pa.Table.from_pylist([row], schema=_published_schema())
+    if fence is not None:
+        fence()
     try:
         if PUBLISHED in store.table_names():
             store.table(PUBLISHED).add(data)
@@ -133,6 +141,17 @@ def write_manifest(store: Store, commit: str, cache_key: str) -> Manifest:
     except Exception as exc:
         raise StoreError(f"writing the publish manifest at {store.uri} failed: {exc}") from exc
     return manifest
+
+
+def newest_manifest(uri: str, timeout_s: float) -> Manifest | None:
+    """The newest publish at ``uri`` (None: nothing published), asked within ``timeout_s``
+    in all: past it, StoreError says the store did not answer, and the caller goes on
+    with its local copy. An editor's index run and ``codesift status`` ask this first."""
+    return within(
+        timeout_s,
+        f"the remote index at {uri}",
+        lambda: RemoteIndex(uri, timeout_s, quick=True).manifest(),
+    )
 
 
 def incompatibility(have: IndexMeta, want: IndexMeta) -> str:
@@ -157,12 +176,12 @@ def incompatibility(have: IndexMeta, want: IndexMeta) -> str:
 class RemoteIndex:
     """A published index, read-only: its newest manifest and its tables pinned to it."""
 
-    def __init__(self, uri: str, timeout_s: float) -> None:
+    def __init__(self, uri: str, timeout_s: float, *, quick: bool = False) -> None:
         self.uri = uri
         if "://" not in uri and not Path(uri).is_dir():  # connecting would create the folder
             raise StoreError(f"the remote index {uri} does not exist")
         try:
-            self._db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s))
+            self._db = lancedb.connect(uri, storage_options=storage_options(uri, timeout_s, quick=quick))
         except Exception as exc:
             raise StoreError(f"cannot reach the remote index at {uri}: {explain(exc)}") from exc
 

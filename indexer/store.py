@@ -37,6 +37,7 @@ import pyarrow as pa
 from . import journal
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
+from .lease import is_lease_table
 from .locate import index_uri
 from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
 from .objectstore import storage_options as default_storage_options
@@ -615,7 +616,8 @@ class Store:
             shutil.rmtree(self.uri, ignore_errors=True)
         else:
             for name in self.table_names():
-                self._db.drop_table(name)
+                if not is_lease_table(name):  # the writer's own lock
+                    self._db.drop_table(name)
 
 
 def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -> dict[str, Chunk]:

@@ -24,13 +24,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from . import journal
+from . import journal, lease
 from .embed import Embedder, MissingModel, embedder_for_indexing
 from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
+from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
 from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
+from .objectstore import is_object_store
 from .overlay import HydrateReport, hydrate, overlay_status
 from .rows import Vectors
 from .settings import Settings
@@ -88,15 +90,26 @@ class Counters:
 
 @contextlib.contextmanager
 def writer_lock(
-    index_uri: str, *, wait: bool, on_wait: Callable[[str], None] | None = None
-) -> Iterator[None]:
-    """One writer per index: an flock on ``<index>/.lock`` (local indexes only).
+    index_uri: str,
+    *,
+    wait: bool,
+    on_wait: Callable[[str], None] | None = None,
+    timeout_s: float = 10.0,
+    lease_s: float = DEFAULT_LEASE_S,
+    lost: threading.Event | None = None,
+) -> Iterator[Lease | None]:
+    """One writer per index: an flock on ``<index>/.lock``, or on an object store a
+    renewed lease (``indexer.lease``; it yields the Lease, to check before a final write).
 
     With ``wait`` the caller blocks until the other writer finishes (``on_wait``
-    is told once); without it, IndexBusyError says who holds the lock.
+    is told once); without it, IndexBusyError says who holds the lock. ``lost`` is
+    set when an object store's lease is lost, so the writer stops.
     """
-    if "://" in index_uri:  # object stores: Lance's conditional commits keep rows whole
-        yield
+    if is_object_store(index_uri):
+        with lease.held(
+            index_uri, timeout_s, lease_s=lease_s, wait=wait, on_wait=on_wait, lost=lost
+        ) as taken:
+            yield taken
         return
     path = os.path.join(index_uri, ".lock")
     try:
@@ -124,7 +137,7 @@ def writer_lock(
         ):  # who holds it, for the busy message; a full disk fails later, clearly
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
+        yield None
     finally:
         if held:
             with contextlib.suppress(OSError):
@@ -173,6 +186,7 @@ def index_workspace(
     project: str = "",
     on_wait: Callable[[str], None] | None = None,
     keep_versions_for: timedelta | None = None,
+    locked: bool = False,
 ) -> IndexReport:
     """Bring the workspace's index up to date and return what was done.
 
@@ -180,6 +194,7 @@ def index_workspace(
     copied from it first (``overlay.hydrate``) and only the rest are parsed and
     embedded. ``keep_versions_for``: how long optimising keeps old table versions
     (a published index keeps them for readers pinned to the previous publish).
+    ``locked``: the caller holds the index's writer lock already (a publish).
     Safe to interrupt at any point (SIGKILL included): the next call repairs.
     """
     started = time.perf_counter()
@@ -197,7 +212,14 @@ def index_workspace(
         embed = False
     cancel = cancel or threading.Event()
     counters = Counters()
-    with writer_lock(uri, wait=wait, on_wait=on_wait):
+    lock = (
+        contextlib.nullcontext()
+        if locked
+        else writer_lock(
+            uri, wait=wait, on_wait=on_wait, timeout_s=settings.index.remote_timeout_s, lost=cancel
+        )
+    )
+    with lock:
         store = Store(uri) if keep_versions_for is None else Store(uri, keep_versions_for=keep_versions_for)
         want = wanted_meta(settings, embedder)
         reason = "asked for (--rebuild)" if rebuild else rebuild_reason(store.read_meta(), want)

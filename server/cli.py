@@ -90,6 +90,15 @@ class _Bar:
     help="Publish: build or refresh the index at this LanceDB URI (s3://, gs://, az://, file://, a path) "
     "for editors that set index.remote to it.",
 )
+@click.option(
+    "--lease",
+    "lease_s",
+    type=click.FloatRange(min=2.0),
+    default=None,
+    metavar="SECONDS",
+    help="With --to an object store: how long this publish's lock on URI lasts without a renewal; "
+    "a publisher killed hard holds it this long (default 120).",
+)
 def index(
     root: Path,
     as_json: bool,
@@ -100,6 +109,7 @@ def index(
     exclude: tuple[str, ...],
     max_file_bytes: int | None,
     to: str | None,
+    lease_s: float | None,
 ) -> None:
     """Build or refresh the index of ROOT (default: the current directory); --to URI publishes it."""
     from codesift.indexer.publish import PublishReport, publish
@@ -128,6 +138,8 @@ def index(
             nonlocal published
             if to is None:
                 return index_workspace(root, settings, **kwargs)
+            if lease_s is not None:
+                kwargs["lease_s"] = lease_s
             published = publish(root, to, settings, **kwargs)
             return published.index
 
@@ -276,11 +288,10 @@ def _remote_rows(remote: RemoteStatus | None) -> list[tuple[str, str]]:
     when = ""
     if remote.published_at:
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(remote.published_at))
-    state = "reachable" if remote.reachable else "unreachable: answering from the local copy"
     rows = [
         ("remote", remote.uri),
         ("remote commit", f"{remote.commit or 'none copied yet'}" + (f" (published {when})" if when else "")),
-        ("remote state", state),
+        ("remote state", remote.state),
         (
             "overlay",
             f"{remote.overlay_files:,} files of this machine's own, {remote.hidden_files:,} remote files "

@@ -496,7 +496,10 @@ def status_json(statuses: Sequence[tuple[IndexStatus, str]]) -> object:
         row["remote"] = (
             None
             if st.remote is None
-            else {camel(f.name): getattr(st.remote, f.name) for f in dataclasses.fields(st.remote)}
+            else {
+                **{camel(f.name): getattr(st.remote, f.name) for f in dataclasses.fields(st.remote)},
+                "state": st.remote.state,
+            }
         )
         row["skipped"] = [{"path": r.path, "reason": r.reason} for r in st.skipped[:100]]
         row["failed"] = [{"path": r.path, "reason": r.reason} for r in st.failed[:100]]

@@ -26,5 +26,6 @@ def test_status_json_carries_the_remote_as_camel_case_json() -> None:
     row = out["projects"][0]
     assert row["remote"]["commit"] == "abc123" and row["remote"]["overlayFiles"] == 2
     assert row["remote"]["reachable"] is False and row["remote"]["hiddenFiles"] == 1
+    assert row["remote"]["state"] == "unreachable, answering from the local copy of abc123"
     alone = status_json([(IndexStatus(root="/w", index_path="/w/.codesift", exists=True), "idle")])
     assert json.loads(json.dumps(alone))["projects"][0]["remote"] is None
