@@ -537,8 +537,11 @@ class Store:
         # raw text would only cost build time, disk, and an optimize 2.7× as long.
         if ("search_text",) not in have:
             chunks.create_index("search_text", config=fts)
-        if ("path",) not in have:
-            chunks.create_index("path", config=BTree())
+        # id: a vectors batch merges by it, and the ranking stage loads chunks by it
+        # (101k chunks: merging 500 vectors 3.6 → 1.2 s, loading 60 chunks 47 → 27 ms).
+        for column in ("path", "id"):
+            if (column,) not in have:
+                chunks.create_index(column, config=BTree())
         want = {SYMBOLS: ("name_lower", "path"), EDGES: ("path",)}
         want.update({name: ("content_hash",) for name in self._cache_names()})
         for name, columns in want.items():
