@@ -20,7 +20,9 @@ The order, for a reference ``head.rest…`` written in file F inside definition 
 
 The rest of the path walks members: of a module (its top level, submodules,
 re-exports) or of a class (its members, extension / impl members, then its
-bases). Anything else — a receiver whose type is unknown (``?.m``, ``obj.m``),
+bases); an extension or impl (``extension URL``) belongs to the type it names, and a
+bare name never names a type nested in another type (``ValidatorResults.URL``), which
+only its container spells. Anything else — a receiver whose type is unknown (``?.m``, ``obj.m``),
 two definitions with the same claim — stays unresolved with its candidates:
 every definition of that last name. Never a guess.
 """
@@ -211,16 +213,32 @@ class Resolver:
             return None
         name = qualified.rsplit(".", 1)[-1]
         lang = self.snap.language(path)
-        same_file = [s for s in self.snap.symbols_named(name) if s.path == path and s.kind in TYPE_KINDS]
+        named = [
+            s for s in self.snap.symbols_named(name) if s.kind in TYPE_KINDS and self._spells(qualified, s)
+        ]
+        same_file = [s for s in named if s.path == path]
         if len(same_file) == 1:
             return same_file[0]
         fam = family(lang)
-        types = [
-            s for s in self.snap.symbols_named(name) if s.kind in TYPE_KINDS and family(s.language) == fam
-        ]
+        types = [s for s in named if family(s.language) == fam]
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
         return types[0] if len(types) == 1 else None
+
+    def _spells(self, scope: str, t: Symbol) -> bool:
+        """Whether an extension / impl scope can name type ``t``: a type at the top of its
+        file or namespace by its name (``extension URL``), a type nested in another type
+        only with its container (``extension ValidatorResults.URL``). A bare ``URL``
+        outside ``ValidatorResults`` is never its nested ``URL`` but some other one
+        (Foundation's): unresolved, not wrong."""
+        path, container = t.name, t.container
+        while container:
+            own = self.snap.symbol(t.path, container)
+            if own is not None and own.kind in _NAMESPACE_KINDS:
+                break  # a namespace / module: its types are reached by name (or a `use`)
+            outer, _, last = container.rpartition(".")
+            path, container = f"{last}.{path}", outer
+        return "." not in path or scope == path or scope.endswith("." + path)
 
     def local_class(self, path: str, scope: str) -> bool:
         """Whether a scope with no symbol is a class declared inside a function (Python)."""
