@@ -28,10 +28,12 @@ from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
 from .languages.base import Item, Mapping
-from .languages.bindings import java_marks, python_marks, swift_marks, typescript_marks
+from .languages.bindings import python_marks, swift_marks
 from .languages.go_bindings import go_marks
+from .languages.java_bindings import java_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .languages.rust_bindings import rust_marks
+from .languages.typescript_bindings import typescript_marks
 from .model import Edge, EdgeKind, SymbolKind
 
 log = logging.getLogger(__name__)
