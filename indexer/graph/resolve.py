@@ -240,6 +240,12 @@ class Resolver:
             path, container = f"{last}.{path}", outer
         return "." not in path or scope == path or scope.endswith("." + path)
 
+    def self_type(self, path: str, from_symbol: str) -> Symbol | None:
+        """What a bare Rust ``Self`` names: the type of the impl around it. In a trait it is
+        whichever type implements the trait, unknown here."""
+        cls = self.enclosing_type(path, from_symbol)
+        return cls if cls is not None and cls.kind is not SymbolKind.INTERFACE else None
+
     def local_class(self, path: str, scope: str) -> bool:
         """Whether a scope with no symbol is a class declared inside a function (Python)."""
         outer = self.snap.symbol(path, scope.rpartition(".")[0]) if "." in scope else None
@@ -285,6 +291,8 @@ class Resolver:
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_of(target) if called[1] else target
             nxt = 2
+        elif head == "Self" and not rest and lang == "rust":
+            target = self.self_type(edge.path, edge.from_symbol)  # `-> Self` in an impl
         elif head == "super" and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             target = self.member(cls, rest[0], own=False) if cls is not None else None

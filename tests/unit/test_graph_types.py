@@ -306,7 +306,13 @@ def test_go_declared_types_resolve_calls(body: str, call: str, want: str | None)
 RUST_LIB = """pub struct Bar { n: u8 }
 impl Bar {
     pub fn new() -> Bar { Bar { n: 0 } }
+    pub fn create() -> Self { Bar { n: 0 } }
+    pub fn with(self, n: u8) -> Self { Bar { n } }
     pub fn run(&self) {}
+}
+pub trait Make {
+    fn made() -> Self;
+    fn again(&self) -> Self { let m = Self::made(); m }
 }
 pub struct Foo<T> { bar: Bar, g: T }
 impl<T> Foo<T> {
@@ -335,6 +341,11 @@ def rust_call(body: str, call: str) -> str | None:
         ("        let y = Bar::new();\n        y.run();\n", "y.run", "Bar.run"),
         ("        let z = Bar { n: 1 };\n        z.run();\n", "z.run", "Bar.run"),
         ("        let d = make();\n        d.run();\n", "d.run", "Bar.run"),
+        # `-> Self` is the impl's type; a method of a call's result
+        ("        let e = Bar::create();\n        e.run();\n", "e.run", "Bar.run"),
+        ("        let f = Bar::new().with(2);\n        f.run();\n", "f.run", "Bar.run"),
+        ("        let g = self.bar.with(2);\n        g.run();\n", "g.run", None),
+        ("        let h = b.with(2);\n        h.run();\n", "h.run", "Bar.run"),
         # a generic parameter, a loop / closure binding of the name, an unknown value
         ("        t.run();\n", "t.run", None),
         ("        for w in v { w.run(); }\n        let w = Bar::new();\n", "w.run", None),
@@ -344,3 +355,22 @@ def rust_call(body: str, call: str) -> str | None:
 )
 def test_rust_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert rust_call(body, call) == want
+
+
+def test_rust_self_in_a_trait_is_no_type() -> None:
+    """`-> Self` in a trait is whichever type implements it: a call on its result stays
+    unresolved (with candidates), while the impl's own `-> Self` types its result."""
+    code = (
+        "pub struct Bar;\nimpl Bar {\n    fn made() -> Self { Bar }\n    fn run(&self) {}\n}\n"
+        "pub trait Make {\n    fn made() -> Self;\n    fn run(&self);\n"
+        "    fn again(&self) { Self::made().run(); }\n}\n"
+        "fn f() { Bar::made().run(); }\n"
+    )
+    g = graph_of({"src/lib.rs": code})
+    calls = {
+        e.to_name: g.resolver.resolve(e) for e in g.snapshot.edges_of("src/lib.rs") if e.kind is EdgeKind.CALL
+    }
+    trait_call = calls["Self.made().run"]
+    assert trait_call.symbol is None and trait_call.candidates
+    impl_call = calls["Bar.made().run"].symbol
+    assert impl_call is not None and impl_call.qualified_name == "Bar.run"
