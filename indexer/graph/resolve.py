@@ -57,6 +57,7 @@ _FAMILY = {
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
 _EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
+_OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -396,7 +397,7 @@ class Resolver:
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
             if own is not None and own.kind in _NAMESPACE_KINDS:
-                inner = snap.symbol(path, f"{prefix}.{head}")
+                inner = snap.symbol(path, f"{prefix}.{head}") or self.namespace_member(prefix, head, lang)
                 if inner is not None:
                     return inner
             elif lang in _CLASS_SCOPE:
@@ -413,6 +414,11 @@ class Resolver:
             if target is not None:
                 return target
         for e in snap.star_imports.get(path, []):
+            if lang in _OPEN_NAMESPACES and e.module:
+                found_in_ns = self.namespace_member(e.module, head, lang)  # `using A.B;`
+                if found_in_ns is not None:
+                    return found_in_ns
+                continue
             mod = self.import_target(e, 0)
             if isinstance(mod, Module):
                 found_in = self.in_module(mod, head, 1)
@@ -436,6 +442,17 @@ class Resolver:
             if len(unique) == 1:
                 return unique[0]
         return None
+
+    def namespace_member(self, namespace: str, name: str, lang: str) -> Symbol | None:
+        """``name`` declared in ``namespace`` in any file (C#: a namespace spans files), when
+        exactly one definition claims it (the parts of a partial class are more than one)."""
+        if lang not in _OPEN_NAMESPACES:
+            return None
+        want, fam = f"{namespace}.{name}", family(lang)
+        found = [
+            s for s in self.snap.symbols_named(name) if s.qualified_name == want and family(s.language) == fam
+        ]
+        return found[0] if len(found) == 1 else None
 
     def member_of(self, target: Target, name: str, depth: int) -> Target | None:
         if isinstance(target, Module):

@@ -374,3 +374,117 @@ def test_rust_self_in_a_trait_is_no_type() -> None:
     assert trait_call.symbol is None and trait_call.candidates
     impl_call = calls["Bar.made().run"].symbol
     assert impl_call is not None and impl_call.qualified_name == "Bar.run"
+
+
+KOTLIN_LIB = """package a
+
+class Foo {
+    fun go() {}
+    fun made(): Bar = Bar()
+}
+
+class Bar {
+    fun run() {}
+}
+
+class T {
+    fun run() {}
+}
+
+fun make(): Foo = Foo()
+"""
+
+
+def kotlin_call(body: str, call: str) -> str | None:
+    code = (
+        "package a\n\nclass Use(private val bar: Bar, plain: Foo) {\n    private val foo: Foo = Foo()\n"
+        f"    var q = Foo()\n    fun <T> m(f: Foo, g: Foo?, t: T) {{\n{body}    }}\n}}\n"
+    )
+    g = graph_of({"src/a/Lib.kt": KOTLIN_LIB, "src/a/Use.kt": code})
+    (edge,) = [
+        e for e in g.snapshot.edges_of("src/a/Use.kt") if e.kind is EdgeKind.CALL and e.to_name == call
+    ]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        f.go()\n", "f.go", "Foo.go"),
+        ("        g.go()\n", "g.go", "Foo.go"),
+        ("        val b = Bar()\n        b.run()\n", "b.run", "Bar.run"),
+        ("        val c: Bar = f.made()\n        c.run()\n", "c.run", "Bar.run"),
+        ("        val d = f.made()\n        d.run()\n", "d.run", "Bar.run"),
+        ("        val e = make()\n        e.go()\n", "e.go", "Foo.go"),
+        ("        var h: Foo? = null\n        h.go()\n", "h.go", "Foo.go"),
+        ("        this.foo.go()\n", "this.foo.go", "Foo.go"),
+        ("        this.bar.run()\n", "this.bar.run", "Bar.run"),
+        ("        this.q.go()\n", "this.q.go", "Foo.go"),
+        ("        f.made().run()\n", "f.made().run", "Bar.run"),
+        # a generic parameter, a lambda's / loop's / destructured name, an unknown value
+        ("        t.run()\n", "t.run", None),
+        ("        xs.map { f -> f.go() }\n", "f.go", None),
+        ("        for (b in xs) { b.run() }\n        val b = Bar()\n", "b.run", None),
+        ("        val (k, l) = pair\n        k.run()\n", "k.run", None),
+        ("        val n by lazy { Bar() }\n        n.run()\n", "n.run", None),
+        ("        val o = pick()\n        o.run()\n", "o.run", None),
+    ],
+)
+def test_kotlin_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert kotlin_call(body, call) == want
+
+
+CSHARP_LIB = """namespace A {
+    public class Foo {
+        public void Go() {}
+        public Bar Made() { return new Bar(); }
+        public static Foo Make() { return new Foo(); }
+    }
+    public class Bar {
+        public void Run() {}
+    }
+    public class T {
+        public void Run() {}
+    }
+}
+"""
+
+
+def csharp_call(body: str, call: str) -> str | None:
+    code = (
+        "namespace A {\n    class Use {\n        private Foo foo;\n        Bar Prop { get; set; }\n"
+        f"        void M<T>(Foo f, Foo? g, T t) {{\n{body}        }}\n    }}\n}}\n"
+    )
+    g = graph_of({"src/Lib.cs": CSHARP_LIB, "src/Use.cs": code})
+    (edge,) = [e for e in g.snapshot.edges_of("src/Use.cs") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("            f.Go();\n", "f.Go", "A.Foo.Go"),
+        ("            g.Go();\n", "g.Go", "A.Foo.Go"),
+        ("            var b = new Bar();\n            b.Run();\n", "b.Run", "A.Bar.Run"),
+        ("            Bar c = f.Made();\n            c.Run();\n", "c.Run", "A.Bar.Run"),
+        ("            var d = f.Made();\n            d.Run();\n", "d.Run", "A.Bar.Run"),
+        ("            var e = Foo.Make();\n            e.Go();\n", "e.Go", "A.Foo.Go"),
+        ("            Foo h = null;\n            h.Go();\n", "h.Go", "A.Foo.Go"),
+        ("            this.foo.Go();\n", "this.foo.Go", "A.Foo.Go"),
+        ("            this.Prop.Run();\n", "this.Prop.Run", "A.Bar.Run"),
+        ("            f.Made().Run();\n", "f.Made().Run", "A.Bar.Run"),
+        # a generic parameter, lambda / foreach / pattern / out variables, an unknown value
+        ("            t.Run();\n", "t.Run", None),
+        ("            xs.Select(f => f.Go());\n", "f.Go", None),
+        ("            foreach (var k in xs) { k.Run(); }\n            var k = new Bar();\n", "k.Run", None),
+        ("            if (o is Bar p) { p.Run(); }\n", "p.Run", None),
+        ("            Parse(out var q);\n            q.Run();\n", "q.Run", None),
+        ("            var o = Pick();\n            o.Run();\n", "o.Run", None),
+    ],
+)
+def test_csharp_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert csharp_call(body, call) == want
