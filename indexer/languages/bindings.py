@@ -9,7 +9,9 @@ it in its scope says the same thing —
 * otherwise every assignment is a call of the same callee (``x = Foo(…)``,
   ``x = self.make()``) or ``None``: the callee's result (a class → its instance,
   a function → its return annotation, resolved at query time);
-* ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return.
+* ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return;
+* a parameter converted by a guard at the top of the body (``if not isinstance(x,
+  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``.
 
 Any other binding of the name in the scope (a loop target, a tuple unpacking, an
 unannotated parameter, ``+=``, a walrus, an import, a nested ``def``, a lambda or
@@ -310,9 +312,11 @@ def _with(item: Node, scope: str, bind: Bind) -> None:
 
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
+    guarded = _guarded(params.parent)
     for p in params.named_children:
         if p.type == "identifier":
-            bind(scope, p, _UNKNOWN)
+            if node_text(p) not in guarded:
+                bind(scope, p, _UNKNOWN)
         elif p.type in ("typed_parameter", "typed_default_parameter"):
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
@@ -326,6 +330,58 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
                 bind(scope, name, _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+def _guarded(function: Node | None) -> set[str]:
+    """Parameters a guard at the top of the function body converts:
+    ``if not isinstance(x, C): x = C(…)`` (no ``elif`` / ``else``) leaves ``x`` a ``C``
+    on every path, so the assignment alone types it — unless ``x`` is used as a receiver
+    (``x.m``) before the guard, where it is still whatever the caller passed."""
+    body = function.child_by_field_name("body") if function is not None else None
+    out: set[str] = set()
+    used: set[str] = set()  # names used as receivers in the statements so far
+    for stmt in body.named_children if body is not None else []:
+        name = _isinstance_guard(stmt)
+        if name is not None and name not in used:
+            out.add(name)
+        used.update(_receivers(stmt))
+    return out
+
+
+def _isinstance_guard(stmt: Node) -> str | None:
+    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
+        return None
+    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    call = cond.child_by_field_name("argument") if cond is not None and cond.type == "not_operator" else None
+    args = call.child_by_field_name("arguments") if call is not None and call.type == "call" else None
+    if call is None or args is None or node_text(call.child_by_field_name("function")) != "isinstance":
+        return None
+    pair = args.named_children
+    if len(pair) != 2 or pair[0].type != "identifier" or pair[1].type not in ("identifier", "attribute"):
+        return None
+    name, cls = node_text(pair[0]), node_text(pair[1])
+    only = then.named_children if then is not None else []
+    assign = only[0] if len(only) == 1 else None
+    if assign is not None and assign.type == "expression_statement":
+        assign = assign.named_children[0] if assign.named_child_count == 1 else None
+    if assign is None or assign.type != "assignment" or node_text(assign.child_by_field_name("left")) != name:
+        return None
+    callee = _callee(assign.child_by_field_name("right"))
+    return name if callee is not None and node_text(callee) == cls else None
+
+
+def _receivers(node: Node) -> set[str]:
+    """Names used as the object of an attribute anywhere below ``node``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "attribute":
+            obj = n.child_by_field_name("object")
+            if obj is not None and obj.type == "identifier":
+                out.add(node_text(obj))
+        stack.extend(n.named_children)
+    return out
 
 
 # ----- Swift -------------------------------------------------------------------------

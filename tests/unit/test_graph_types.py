@@ -82,6 +82,13 @@ def graph(code: str) -> Graph:
             "self.c.invoke",
             "Context.invoke",
         ),
+        # a guard that converts the parameter: a `Context` on every path after it
+        (
+            "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
+            "        c = Context(c)\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -112,6 +119,23 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
+        # an isinstance guard that does not convert on every path, or comes after a use
+        (
+            "def f(c):\n    c.invoke()\n    if not isinstance(c, Context):\n        c = Context(c)\n",
+            "c.invoke",
+        ),
+        (
+            "def f(c):\n    if not isinstance(c, Context):\n        c = Context(c)\n    else:\n"
+            "        pass\n    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "def f(c, k):\n    if k:\n        if not isinstance(c, Context):\n            c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
