@@ -583,10 +583,21 @@ class Resolver:
                 s.qualified_name == want
                 or s.qualified_name.endswith("." + want)
                 or full.endswith("." + want)
-                or (owner and (where == owner or where.endswith("." + owner)))
+                or (owner and (where == owner or where.endswith("." + owner)) and _top_of(s, where, want))
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _top_of(s: Symbol, where: str, want: str) -> bool:
+    """Whether ``s``, in the module ``where`` an import names, is what it imports: a
+    definition at the module's top, or one nested in the class the file is named after
+    (Java's ``import a.Bar.Inner`` from ``a/Bar.java``) — never a namesake nested deeper
+    (Rust's ``use crate::a::URL`` is not ``a::inner::URL``)."""
+    head, _, tail = s.qualified_name.partition(".")
+    if not tail:
+        return True
+    return where.rsplit(".", 1)[-1] == head and f".{where}.{tail}".endswith("." + want)
 
 
 def absolute_module(module: str, importer: str) -> str:
