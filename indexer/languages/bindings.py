@@ -397,15 +397,18 @@ _SWIFT_QUERY = """
 (switch_pattern) @unknown
 (capture_list_item) @unknown
 (type_parameter) @generic
+(function_declaration) @def
+(protocol_function_declaration) @def
 """
 _swift_query: Query | None = None
 
 
 def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """Swift's typed bindings: ``request: Request`` parameters, ``let x: Foo`` / ``var x =
-    Foo(…)`` locals, and properties of types and extensions (``var auth: Authentication``)
-    as attributes. Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` /
-    ``catch`` bindings and tuple patterns leave a name untyped."""
+    Foo(…)`` locals, properties of types and extensions (``var auth: Authentication``)
+    as attributes, and functions' declared return types (``-> Foo``, ``-> Foo?``).
+    Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` / ``catch``
+    bindings and tuple patterns leave a name untyped."""
     global _swift_query
     if _swift_query is None:
         _swift_query = Query(grammars.language("swift"), _SWIFT_QUERY)
@@ -442,6 +445,14 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
                 _swift_property(node, at(node.start_byte), bind)
             elif capture == "generic":
                 generics.update(_type_parameter(node))
+            elif capture == "def":
+                returned = next(
+                    (c for c in node.named_children if c.type in ("user_type", "optional_type")), None
+                )
+                target = _swift_type(returned)
+                scope = at(node.start_byte)
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
     return _decide(_without_generics(found, generics), elsewhere)
 
 

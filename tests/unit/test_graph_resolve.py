@@ -401,11 +401,13 @@ def test_python_modules_are_named_from_their_package_root() -> None:
 def test_an_import_names_a_module_top_or_the_file_class_member_never_a_deeper_namesake() -> None:
     g = graph_of(
         {
-            "src/a.rs": "pub mod inner {\n    pub struct Url;\n    impl Url {\n        pub fn go(&self) {}\n    }\n}\n",
+            "src/a.rs": "pub mod inner {\n    pub struct Url;\n    impl Url {\n"
+            "        pub fn go(&self) {}\n    }\n}\n",
             "src/b.rs": "use crate::a::Url;\nfn f(u: Url) {\n    u.go();\n}\n",
             "src/p/Bar.java": "package p;\npublic class Bar {\n    public static class Inner {\n"
             "        public void run() {}\n    }\n}\n",
-            "src/q/Use.java": "package q;\nimport p.Bar.Inner;\nclass Use {\n    void m(Inner i) {\n        i.run();\n    }\n}\n",
+            "src/q/Use.java": "package q;\nimport p.Bar.Inner;\nclass Use {\n    void m(Inner i) {\n"
+            "        i.run();\n    }\n}\n",
         }
     )
     assert call_edge(g, "src/b.rs", "u.go").to_symbol == ""

@@ -172,6 +172,14 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
     assert swift_call(code, "request.auth.login") == "Request.Authentication.login"
     assert swift_call(code, "c.insert") == "Cache.insert"
     assert swift_call("func h(c: Cache?) {\n    c.insert(1)\n}\n", "c.insert") == "Cache.insert"
+    # a function's declared return type, a generic one types nothing
+    made = "func make() -> Cache? { nil }\nfunc any<T>() -> T { fatalError() }\n"
+    assert (
+        swift_call(made + "func h() {\n    let c = make()\n    c.insert(1)\n}\n", "c.insert")
+        == "Cache.insert"
+    )
+    assert swift_call(made + "func h() {\n    make().insert(1)\n}\n", "make().insert") == "Cache.insert"
+    assert swift_call(made + "func h() {\n    let c = any()\n    c.insert(1)\n}\n", "c.insert") is None
     # a property an extension declares, through `self`
     g = graph_of(SWIFT)
     (edge,) = [e for e in g.snapshot.edges_of("Auth.swift") if e.to_name == "self.cache.insert"]
