@@ -239,8 +239,8 @@ class Settings:
             # on Python edges, `X | None` annotations as references; 4: Go and Rust typed bindings,
             # their field / var / let / result types as references; 5: C# and Kotlin typed
             # bindings and declared types as references, C# call chains `a.B().C`, Rust
-            # `-> Self`, Python `if not isinstance(x, C): x = C(x)`, Swift return types),
-            # so old indexes rebuild.
+            # `-> Self`, Python `if not isinstance(x, C): x = C(x)` and module-level aliases
+            # `X = m.C` as references, Swift return types), so old indexes rebuild.
             "parser": "5",
             "max_tokens": str(self.embed.max_tokens),
         }

@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import RETURN, WITH
+from ..languages.bindings import IS, RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -57,6 +57,7 @@ _FAMILY = {
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
 _EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
+_ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})
 _OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
@@ -301,7 +302,7 @@ class Resolver:
             nxt = 2
         elif head != "?":
             held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
-            target = held if held is not None else self.name_in_scope(edge, head, lang)
+            target = held if held is not None else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
         for i in range(nxt, len(names)):
             if target is None:
@@ -314,7 +315,7 @@ class Resolver:
                 and target.kind in TYPE_KINDS
             ):
                 held = self.attribute_type(target, names[i])  # `request.auth.login`: a typed attribute
-            target = held or self.member_of(target, names[i], 0)
+            target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
                 target = self.result_of(target)
         if isinstance(target, Symbol):
@@ -343,6 +344,23 @@ class Resolver:
         }
         found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
         return found.pop() if len(found) == 1 else None
+
+    def aliased(self, target: Target | None) -> Target | None:
+        """What a module-level alias (``Charset = _charset.Charset``) names: that class or
+        function; anything else unchanged."""
+        if not isinstance(target, Symbol) or target.kind not in _ALIAS_KINDS or "." in target.qualified_name:
+            return target
+        edges = self.snap.bindings.get((target.path, "", target.name))
+        if not edges or not all(e.alias.startswith(IS) for e in edges):
+            return target
+        key = (target.path, "", IS + target.name)
+        if key not in self._types:
+            self._types[key] = None  # `A = B` / `B = A`: no alias
+            found = {self.resolve(e).symbol for e in edges}
+            named = found.pop() if len(found) == 1 else None
+            ok = named is not None and (named.kind in TYPE_KINDS or named.kind in CALLABLE_KINDS)
+            self._types[key] = named if ok else None
+        return self._types[key] or target
 
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""

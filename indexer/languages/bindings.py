@@ -10,6 +10,8 @@ it in its scope says the same thing —
   ``x = self.make()``) or ``None``: the callee's result (a class → its instance,
   a function → its return annotation, resolved at query time);
 * ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return;
+* a module-level alias (``Charset = _charset.Charset``, the only binding of the
+  name): the name is that class or function itself;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
   C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``.
 
@@ -44,6 +46,7 @@ Marks = dict[tuple[int, int], str]
 
 RETURN = "return"
 WITH = "with:"
+IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 
 _QUERY = """
 (assignment) @assign
@@ -75,7 +78,7 @@ def _compiled() -> Query:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "none", "unknown"
+    how: str  # "ann", "call", "with", "is", "none", "unknown"
     node: Node | None = None  # the annotation's type name / the callee
 
     @property
@@ -191,7 +194,8 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
-            marks[(b.node.end_point.row, b.node.end_point.column)] = (WITH if b.how == "with" else "") + label
+            prefix = WITH if b.how == "with" else IS if b.how == "is" else ""
+            marks[(b.node.end_point.row, b.node.end_point.column)] = prefix + label
     return marks
 
 
@@ -296,7 +300,13 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     if left.type not in ("identifier", "attribute"):
         bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
         return
-    bind(scope, left, _value_binding(node.child_by_field_name("right")))
+    right = node.child_by_field_name("right")
+    top = node.parent is not None and node.parent.type == "module"
+    named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
+    if top and left.type == "identifier" and named and right is not None:
+        bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    bind(scope, left, _value_binding(right))
 
 
 def _with(item: Node, scope: str, bind: Bind) -> None:

@@ -82,6 +82,14 @@ def graph(code: str) -> Graph:
             "self.c.invoke",
             "Context.invoke",
         ),
+        # a module-level alias is the class itself
+        ("Ctx = Context\ndef f():\n    x = Ctx()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "import models\nCtx = models.Context\ndef f():\n    Ctx().invoke()\n",
+            "Ctx().invoke",
+            "Context.invoke",
+        ),
+        ("Ctx = Context\ndef f():\n    Ctx()\n", "Ctx", "Context"),
         # a guard that converts the parameter: a `Context` on every path after it
         (
             "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
@@ -118,6 +126,12 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
+        ),
+        # an alias bound twice, or rebound in a function
+        ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
+        (
+            "Ctx = Context\ndef g():\n    global Ctx\n    Ctx = Plain\ndef f():\n    Ctx().invoke()\n",
+            "Ctx().invoke",
         ),
         # an isinstance guard that does not convert on every path, or comes after a use
         (
