@@ -28,10 +28,14 @@ from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
 from .languages.base import Item, Mapping
-from .languages.bindings import java_marks, python_marks, swift_marks, typescript_marks
+from .languages.bindings import python_marks, swift_marks
+from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
+from .languages.java_bindings import java_marks
+from .languages.kotlin_bindings import kotlin_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .languages.rust_bindings import rust_marks
+from .languages.typescript_bindings import typescript_marks
 from .model import Edge, EdgeKind, SymbolKind
 
 log = logging.getLogger(__name__)
@@ -67,6 +71,8 @@ _CLASS_NODES = frozenset(
         "interface_declaration",
         "enum_declaration",
         "record_declaration",
+        "struct_declaration",  # C#
+        "record_struct_declaration",
         "abstract_class_declaration",  # TypeScript
     }
 )
@@ -239,6 +245,10 @@ def extract_edges(
     elif language in ("typescript", "tsx"):
         marks = typescript_marks(language, root, scopes.binding_scope, scopes.classes)
         found = _mark_bindings(found, marks)
+    elif language == "csharp":
+        found = _mark_bindings(found, csharp_marks(root, scopes.binding_scope, scopes.classes))
+    elif language == "kotlin":
+        found = _mark_bindings(found, kotlin_marks(root, scopes.binding_scope, scopes.classes))
     elif language == "go":
         found = _mark_bindings(found, go_marks(root, scopes.binding_scope))
     elif language == "rust":

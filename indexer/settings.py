@@ -259,8 +259,11 @@ class Settings:
             # Bumped when the parser cuts unchanged files differently (2: definitions
             # inside Python's module-level if / try / with / for blocks; 3: typed bindings marked
             # on Python edges, `X | None` annotations as references; 4: Go and Rust typed bindings,
-            # their field / var / let / result types as references), so old indexes rebuild.
-            "parser": "4",
+            # their field / var / let / result types as references; 5: C# and Kotlin typed
+            # bindings and declared types as references, C# call chains `a.B().C`, Rust
+            # `-> Self`, Python `if not isinstance(x, C): x = C(x)` and module-level aliases
+            # `X = m.C` as references, Swift return types), so old indexes rebuild.
+            "parser": "5",
             "max_tokens": str(self.embed.max_tokens),
         }
 

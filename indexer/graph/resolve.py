@@ -20,7 +20,9 @@ The order, for a reference ``head.rest…`` written in file F inside definition 
 
 The rest of the path walks members: of a module (its top level, submodules,
 re-exports) or of a class (its members, extension / impl members, then its
-bases). Anything else — a receiver whose type is unknown (``?.m``, ``obj.m``),
+bases); an extension or impl (``extension URL``) belongs to the type it names, and a
+bare name never names a type nested in another type (``ValidatorResults.URL``), which
+only its container spells. Anything else — a receiver whose type is unknown (``?.m``, ``obj.m``),
 two definitions with the same claim — stays unresolved with its candidates:
 every definition of that last name. Never a guess.
 """
@@ -30,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import RETURN, WITH
+from ..languages.bindings import IS, RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -55,6 +57,8 @@ _FAMILY = {
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
 _EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
+_ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})
+_OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -211,16 +215,38 @@ class Resolver:
             return None
         name = qualified.rsplit(".", 1)[-1]
         lang = self.snap.language(path)
-        same_file = [s for s in self.snap.symbols_named(name) if s.path == path and s.kind in TYPE_KINDS]
+        named = [
+            s for s in self.snap.symbols_named(name) if s.kind in TYPE_KINDS and self._spells(qualified, s)
+        ]
+        same_file = [s for s in named if s.path == path]
         if len(same_file) == 1:
             return same_file[0]
         fam = family(lang)
-        types = [
-            s for s in self.snap.symbols_named(name) if s.kind in TYPE_KINDS and family(s.language) == fam
-        ]
+        types = [s for s in named if family(s.language) == fam]
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
         return types[0] if len(types) == 1 else None
+
+    def _spells(self, scope: str, t: Symbol) -> bool:
+        """Whether an extension / impl scope can name type ``t``: a type at the top of its
+        file or namespace by its name (``extension URL``), a type nested in another type
+        only with its container (``extension ValidatorResults.URL``). A bare ``URL``
+        outside ``ValidatorResults`` is never its nested ``URL`` but some other one
+        (Foundation's): unresolved, not wrong."""
+        path, container = t.name, t.container
+        while container:
+            own = self.snap.symbol(t.path, container)
+            if own is not None and own.kind in _NAMESPACE_KINDS:
+                break  # a namespace / module: its types are reached by name (or a `use`)
+            outer, _, last = container.rpartition(".")
+            path, container = f"{last}.{path}", outer
+        return "." not in path or scope == path or scope.endswith("." + path)
+
+    def self_type(self, path: str, from_symbol: str) -> Symbol | None:
+        """What a bare Rust ``Self`` names: the type of the impl around it. In a trait it is
+        whichever type implements the trait, unknown here."""
+        cls = self.enclosing_type(path, from_symbol)
+        return cls if cls is not None and cls.kind is not SymbolKind.INTERFACE else None
 
     def local_class(self, path: str, scope: str) -> bool:
         """Whether a scope with no symbol is a class declared inside a function (Python)."""
@@ -267,6 +293,8 @@ class Resolver:
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_of(target) if called[1] else target
             nxt = 2
+        elif head == "Self" and not rest and lang == "rust":
+            target = self.self_type(edge.path, edge.from_symbol)  # `-> Self` in an impl
         elif head == "super" and rest:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             target = self.member(cls, rest[0], own=False) if cls is not None else None
@@ -274,7 +302,7 @@ class Resolver:
             nxt = 2
         elif head != "?":
             held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
-            target = held if held is not None else self.name_in_scope(edge, head, lang)
+            target = held if held is not None else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
         for i in range(nxt, len(names)):
             if target is None:
@@ -287,7 +315,7 @@ class Resolver:
                 and target.kind in TYPE_KINDS
             ):
                 held = self.attribute_type(target, names[i])  # `request.auth.login`: a typed attribute
-            target = held or self.member_of(target, names[i], 0)
+            target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
                 target = self.result_of(target)
         if isinstance(target, Symbol):
@@ -316,6 +344,23 @@ class Resolver:
         }
         found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
         return found.pop() if len(found) == 1 else None
+
+    def aliased(self, target: Target | None) -> Target | None:
+        """What a module-level alias (``Charset = _charset.Charset``) names: that class or
+        function; anything else unchanged."""
+        if not isinstance(target, Symbol) or target.kind not in _ALIAS_KINDS or "." in target.qualified_name:
+            return target
+        edges = self.snap.bindings.get((target.path, "", target.name))
+        if not edges or not all(e.alias.startswith(IS) for e in edges):
+            return target
+        key = (target.path, "", IS + target.name)
+        if key not in self._types:
+            self._types[key] = None  # `A = B` / `B = A`: no alias
+            found = {self.resolve(e).symbol for e in edges}
+            named = found.pop() if len(found) == 1 else None
+            ok = named is not None and (named.kind in TYPE_KINDS or named.kind in CALLABLE_KINDS)
+            self._types[key] = named if ok else None
+        return self._types[key] or target
 
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""
@@ -370,7 +415,7 @@ class Resolver:
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
             if own is not None and own.kind in _NAMESPACE_KINDS:
-                inner = snap.symbol(path, f"{prefix}.{head}")
+                inner = snap.symbol(path, f"{prefix}.{head}") or self.namespace_member(prefix, head, lang)
                 if inner is not None:
                     return inner
             elif lang in _CLASS_SCOPE:
@@ -387,6 +432,11 @@ class Resolver:
             if target is not None:
                 return target
         for e in snap.star_imports.get(path, []):
+            if lang in _OPEN_NAMESPACES and e.module:
+                found_in_ns = self.namespace_member(e.module, head, lang)  # `using A.B;`
+                if found_in_ns is not None:
+                    return found_in_ns
+                continue
             mod = self.import_target(e, 0)
             if isinstance(mod, Module):
                 found_in = self.in_module(mod, head, 1)
@@ -410,6 +460,17 @@ class Resolver:
             if len(unique) == 1:
                 return unique[0]
         return None
+
+    def namespace_member(self, namespace: str, name: str, lang: str) -> Symbol | None:
+        """``name`` declared in ``namespace`` in any file (C#: a namespace spans files), when
+        exactly one definition claims it (the parts of a partial class are more than one)."""
+        if lang not in _OPEN_NAMESPACES:
+            return None
+        want, fam = f"{namespace}.{name}", family(lang)
+        found = [
+            s for s in self.snap.symbols_named(name) if s.qualified_name == want and family(s.language) == fam
+        ]
+        return found[0] if len(found) == 1 else None
 
     def member_of(self, target: Target, name: str, depth: int) -> Target | None:
         if isinstance(target, Module):
@@ -540,10 +601,21 @@ class Resolver:
                 s.qualified_name == want
                 or s.qualified_name.endswith("." + want)
                 or full.endswith("." + want)
-                or (owner and (where == owner or where.endswith("." + owner)))
+                or (owner and (where == owner or where.endswith("." + owner)) and _top_of(s, where, want))
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _top_of(s: Symbol, where: str, want: str) -> bool:
+    """Whether ``s``, in the module ``where`` an import names, is what it imports: a
+    definition at the module's top, or one nested in the class the file is named after
+    (Java's ``import a.Bar.Inner`` from ``a/Bar.java``) — never a namesake nested deeper
+    (Rust's ``use crate::a::URL`` is not ``a::inner::URL``)."""
+    head, _, tail = s.qualified_name.partition(".")
+    if not tail:
+        return True
+    return where.rsplit(".", 1)[-1] == head and f".{where}.{tail}".endswith("." + want)
 
 
 def absolute_module(module: str, importer: str) -> str:

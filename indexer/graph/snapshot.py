@@ -233,7 +233,7 @@ class Snapshot:
         """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
         class around the method that assigns it), the rest on the edge's own scope."""
         scope = self.binding_scope(e.path, e.from_symbol)
-        name = e.alias.removeprefix("with:")
+        name = e.alias.removeprefix("with:").removeprefix("is:")
         if name.startswith("self."):
             owner = self.by_qname.get((e.path, scope))
             if owner is not None and owner.kind not in TYPE_KINDS:

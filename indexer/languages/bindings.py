@@ -1,4 +1,4 @@
-"""What type a local name or attribute holds, where the code states it (Python).
+"""What type a local name or attribute holds, where the code states it (Python, Swift).
 
 The graph resolves ``ctx.invoke`` only when it knows what ``ctx`` is. The parser
 reads it from the code and never guesses: a name is typed when every binding of
@@ -9,7 +9,11 @@ it in its scope says the same thing —
 * otherwise every assignment is a call of the same callee (``x = Foo(…)``,
   ``x = self.make()``) or ``None``: the callee's result (a class → its instance,
   a function → its return annotation, resolved at query time);
-* ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return.
+* ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return;
+* a module-level alias (``Charset = _charset.Charset``, the only binding of the
+  name): the name is that class or function itself;
+* a parameter converted by a guard at the top of the body (``if not isinstance(x,
+  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``.
 
 Any other binding of the name in the scope (a loop target, a tuple unpacking, an
 unannotated parameter, ``+=``, a walrus, an import, a nested ``def``, a lambda or
@@ -21,7 +25,9 @@ in the file binds the same name.
 The answer marks existing edges: the call or type reference edge at the
 callee / annotation gets ``alias`` = the bound name (``x``, ``self.x``,
 ``return``; prefixed ``with:`` for a ``with`` target). Edges keep their meaning;
-the resolver reads the marks.
+the resolver reads the marks. The other languages' binders follow the same design,
+each in its module: :mod:`.java_bindings`, :mod:`.typescript_bindings`,
+:mod:`.go_bindings`, :mod:`.rust_bindings`.
 """
 
 from __future__ import annotations
@@ -34,13 +40,13 @@ from tree_sitter import Node, Query, QueryCursor
 
 from .. import grammars
 from .base import node_text
-from .paths import UNKNOWN, dotted_path
 
 #: marks: the end point (row, byte column) of a callee / annotation node → the bound name
 Marks = dict[tuple[int, int], str]
 
 RETURN = "return"
 WITH = "with:"
+IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 
 _QUERY = """
 (assignment) @assign
@@ -72,7 +78,7 @@ def _compiled() -> Query:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "none", "unknown"
+    how: str  # "ann", "call", "with", "is", "none", "unknown"
     node: Node | None = None  # the annotation's type name / the callee
 
     @property
@@ -188,7 +194,8 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
-            marks[(b.node.end_point.row, b.node.end_point.column)] = (WITH if b.how == "with" else "") + label
+            prefix = WITH if b.how == "with" else IS if b.how == "is" else ""
+            marks[(b.node.end_point.row, b.node.end_point.column)] = prefix + label
     return marks
 
 
@@ -293,7 +300,13 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     if left.type not in ("identifier", "attribute"):
         bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
         return
-    bind(scope, left, _value_binding(node.child_by_field_name("right")))
+    right = node.child_by_field_name("right")
+    top = node.parent is not None and node.parent.type == "module"
+    named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
+    if top and left.type == "identifier" and named and right is not None:
+        bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    bind(scope, left, _value_binding(right))
 
 
 def _with(item: Node, scope: str, bind: Bind) -> None:
@@ -309,9 +322,11 @@ def _with(item: Node, scope: str, bind: Bind) -> None:
 
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
+    guarded = _guarded(params.parent)
     for p in params.named_children:
         if p.type == "identifier":
-            bind(scope, p, _UNKNOWN)
+            if node_text(p) not in guarded:
+                bind(scope, p, _UNKNOWN)
         elif p.type in ("typed_parameter", "typed_default_parameter"):
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
@@ -327,6 +342,58 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             bind(scope, p, _UNKNOWN)
 
 
+def _guarded(function: Node | None) -> set[str]:
+    """Parameters a guard at the top of the function body converts:
+    ``if not isinstance(x, C): x = C(…)`` (no ``elif`` / ``else``) leaves ``x`` a ``C``
+    on every path, so the assignment alone types it — unless ``x`` is used as a receiver
+    (``x.m``) before the guard, where it is still whatever the caller passed."""
+    body = function.child_by_field_name("body") if function is not None else None
+    out: set[str] = set()
+    used: set[str] = set()  # names used as receivers in the statements so far
+    for stmt in body.named_children if body is not None else []:
+        name = _isinstance_guard(stmt)
+        if name is not None and name not in used:
+            out.add(name)
+        used.update(_receivers(stmt))
+    return out
+
+
+def _isinstance_guard(stmt: Node) -> str | None:
+    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
+        return None
+    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    call = cond.child_by_field_name("argument") if cond is not None and cond.type == "not_operator" else None
+    args = call.child_by_field_name("arguments") if call is not None and call.type == "call" else None
+    if call is None or args is None or node_text(call.child_by_field_name("function")) != "isinstance":
+        return None
+    pair = args.named_children
+    if len(pair) != 2 or pair[0].type != "identifier" or pair[1].type not in ("identifier", "attribute"):
+        return None
+    name, cls = node_text(pair[0]), node_text(pair[1])
+    only = then.named_children if then is not None else []
+    assign = only[0] if len(only) == 1 else None
+    if assign is not None and assign.type == "expression_statement":
+        assign = assign.named_children[0] if assign.named_child_count == 1 else None
+    if assign is None or assign.type != "assignment" or node_text(assign.child_by_field_name("left")) != name:
+        return None
+    callee = _callee(assign.child_by_field_name("right"))
+    return name if callee is not None and node_text(callee) == cls else None
+
+
+def _receivers(node: Node) -> set[str]:
+    """Names used as the object of an attribute anywhere below ``node``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "attribute":
+            obj = n.child_by_field_name("object")
+            if obj is not None and obj.type == "identifier":
+                out.add(node_text(obj))
+        stack.extend(n.named_children)
+    return out
+
+
 # ----- Swift -------------------------------------------------------------------------
 
 _SWIFT_QUERY = """
@@ -340,15 +407,18 @@ _SWIFT_QUERY = """
 (switch_pattern) @unknown
 (capture_list_item) @unknown
 (type_parameter) @generic
+(function_declaration) @def
+(protocol_function_declaration) @def
 """
 _swift_query: Query | None = None
 
 
 def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """Swift's typed bindings: ``request: Request`` parameters, ``let x: Foo`` / ``var x =
-    Foo(…)`` locals, and properties of types and extensions (``var auth: Authentication``)
-    as attributes. Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` /
-    ``catch`` bindings and tuple patterns leave a name untyped."""
+    Foo(…)`` locals, properties of types and extensions (``var auth: Authentication``)
+    as attributes, and functions' declared return types (``-> Foo``, ``-> Foo?``).
+    Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` / ``catch``
+    bindings and tuple patterns leave a name untyped."""
     global _swift_query
     if _swift_query is None:
         _swift_query = Query(grammars.language("swift"), _SWIFT_QUERY)
@@ -385,6 +455,14 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
                 _swift_property(node, at(node.start_byte), bind)
             elif capture == "generic":
                 generics.update(_type_parameter(node))
+            elif capture == "def":
+                returned = next(
+                    (c for c in node.named_children if c.type in ("user_type", "optional_type")), None
+                )
+                target = _swift_type(returned)
+                scope = at(node.start_byte)
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
     return _decide(_without_generics(found, generics), elsewhere)
 
 
@@ -488,256 +566,3 @@ def _plain_call(call: Node) -> bool:
     """``Foo(…)``: a call with arguments only, no trailing closure (whose result may differ)."""
     suffix = next((c for c in call.named_children if c.type == "call_suffix"), None)
     return suffix is not None and all(c.type == "value_arguments" for c in suffix.named_children)
-
-
-# ----- Java --------------------------------------------------------------------------
-
-_JAVA_QUERY = """
-(formal_parameter) @param
-(spread_parameter) @unknown
-(receiver_parameter) @unknown
-(local_variable_declaration) @decl
-(field_declaration) @decl
-(constant_declaration) @decl
-(lambda_expression parameters: (_) @unknown)
-(enhanced_for_statement name: (_) @unknown)
-(catch_formal_parameter name: (_) @unknown)
-(resource name: (_) @unknown)
-(instanceof_expression name: (_) @unknown)
-(type_pattern) @unknown
-(record_pattern) @unknown
-(method_declaration) @method
-(type_parameter) @generic
-"""
-_java_query: Query | None = None
-_JAVA_TYPES = frozenset({"type_identifier", "scoped_type_identifier"})
-
-
-def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
-    """Java's typed bindings: ``Foo x`` parameters, locals and fields (``var x = new
-    Foo()`` / ``= a.make()`` by the value), a method's declared return type. Lambda,
-    loop, catch, resource and pattern variables leave a name untyped."""
-    global _java_query
-    if _java_query is None:
-        _java_query = Query(grammars.language("java"), _JAVA_QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_java_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _java_identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture == "param":
-                name = node.child_by_field_name("name")
-                target = _java_type(node.child_by_field_name("type"))
-                if name is not None:
-                    bind(scope, node_text(name), _Binding("ann", target) if target is not None else _UNKNOWN)
-            elif capture == "decl":
-                declared = _java_type(node.child_by_field_name("type"))
-                for d in node.children_by_field_name("declarator"):
-                    name = d.child_by_field_name("name")
-                    if name is None:
-                        continue
-                    if d.child_by_field_name("dimensions") is not None:
-                        b = _UNKNOWN  # `Foo x[]`: an array
-                    elif declared is not None:
-                        b = _Binding("ann", declared)
-                    elif node_text(node.child_by_field_name("type")) == "var":
-                        b = _java_value(d.child_by_field_name("value"))
-                    else:
-                        b = _UNKNOWN
-                    bind(scope, node_text(name), b)
-            elif capture == "method":
-                target = _java_type(node.child_by_field_name("type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.update(_type_parameter(node))
-    return _decide(_without_generics(found, generics), elsewhere)
-
-
-def _java_identifiers(node: Node) -> list[str]:
-    return identifiers_in(node, ("identifier",), _JAVA_TYPES)
-
-
-def _java_type(node: Node | None) -> Node | None:
-    """The last name of ``Foo`` / ``a.b.Foo`` (where its reference edge ends); no ``var``,
-    generics, arrays or primitives."""
-    if node is None or node.type not in _JAVA_TYPES or node_text(node) == "var":
-        return None
-    walked = dotted_path(node)
-    return walked[1] if walked is not None else None
-
-
-def _java_value(value: Node | None) -> _Binding:
-    if value is None:
-        return _UNKNOWN
-    if value.type == "null_literal":
-        return _NONE
-    callee = value.child_by_field_name("type") if value.type == "object_creation_expression" else value
-    if value.type not in ("object_creation_expression", "method_invocation") or callee is None:
-        return _UNKNOWN
-    walked = dotted_path(callee)
-    return _Binding("call", walked[1]) if walked is not None else _UNKNOWN
-
-
-# ----- TypeScript ----------------------------------------------------------------------
-
-_TS_QUERY = """
-(required_parameter) @param
-(optional_parameter) @param
-(variable_declarator) @var
-(public_field_definition) @field
-(arrow_function parameter: (_) @unknown)
-(for_in_statement left: (_) @unknown)
-(catch_clause parameter: (_) @unknown)
-(function_declaration name: (_) @unknown)
-(class_declaration name: (_) @unknown)
-(import_clause) @unknown
-(assignment_expression left: (identifier) @unknown)
-(assignment_expression left: (member_expression object: (this))) @thisassign
-(augmented_assignment_expression left: (_) @unknown)
-(function_declaration) @function
-(method_definition) @function
-(method_signature) @function
-(abstract_method_signature) @function
-(function_signature) @function
-(type_parameter) @generic
-"""
-_ts_queries: dict[str, Query] = {}
-_TS_NAMES = frozenset({"identifier", "shorthand_property_identifier_pattern", "property_identifier"})
-
-
-def typescript_marks(language: str, root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
-    """TypeScript's typed bindings: ``x: Foo`` parameters (``private svc: Svc`` in a
-    constructor is an attribute too), ``const x: Foo`` / ``= new Foo()`` / ``= make()``,
-    class fields, ``this.x = new Foo()``, declared return types. Arrow, loop, catch and
-    destructured variables, reassignments and imports leave a name untyped."""
-    query = _ts_queries.get(language)
-    if query is None:
-        query = _ts_queries[language] = Query(grammars.language(language), _TS_QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    def owner(scope: str) -> str | None:
-        cls = scope.rpartition(".")[0]
-        return cls if cls in classes else None
-
-    for capture, nodes in QueryCursor(query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _ts_identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture == "param":
-                pattern = node.child_by_field_name("pattern")
-                target = _ts_type(node.child_by_field_name("type"))
-                if pattern is None:
-                    continue
-                if pattern.type != "identifier":
-                    for word in _ts_identifiers(pattern):  # `...rest`, `{ a, b }`
-                        bind(scope, word, _UNKNOWN)
-                    continue
-                b = _Binding("ann", target) if target is not None else _UNKNOWN
-                bind(scope, node_text(pattern), b)
-                cls = owner(scope)
-                modifiers = {c.type for c in node.named_children}
-                if cls is not None and modifiers & {"accessibility_modifier", "readonly"}:
-                    found[("attr", cls, node_text(pattern))].append(b)  # a parameter property
-            elif capture == "var":
-                name = node.child_by_field_name("name")
-                if name is None:
-                    continue
-                if name.type != "identifier":
-                    for word in _ts_identifiers(name):
-                        bind(scope, word, _UNKNOWN)
-                    continue
-                target = _ts_type(node.child_by_field_name("type"))
-                if target is not None:
-                    bind(scope, node_text(name), _Binding("ann", target))
-                elif node.child_by_field_name("type") is not None:
-                    bind(scope, node_text(name), _UNKNOWN)
-                else:
-                    bind(scope, node_text(name), _ts_value(node.child_by_field_name("value")))
-            elif capture == "field":
-                name = node.child_by_field_name("name")
-                if name is None or scope not in classes:
-                    continue
-                target = _ts_type(node.child_by_field_name("type"))
-                typed = node.child_by_field_name("type") is not None
-                if typed:
-                    b = _Binding("ann", target) if target is not None else _UNKNOWN
-                else:
-                    b = _ts_value(node.child_by_field_name("value"))
-                bind(scope, node_text(name), b)
-            elif capture == "thisassign":
-                left = node.child_by_field_name("left")
-                prop = left.child_by_field_name("property") if left is not None else None
-                cls = owner(scope)
-                if prop is not None and cls is not None:
-                    found[("attr", cls, node_text(prop))].append(_ts_value(node.child_by_field_name("right")))
-            elif capture == "function":
-                target = _ts_type(node.child_by_field_name("return_type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    generics.add(node_text(name))
-    return _decide(_without_generics(found, generics), elsewhere)
-
-
-def _ts_identifiers(node: Node) -> list[str]:
-    return identifiers_in(node, _TS_NAMES, ("type_annotation", "string"))
-
-
-def _ts_type(annotation: Node | None) -> Node | None:
-    """The last name of ``: Foo`` / ``: ns.Foo`` / ``: Foo | undefined`` (where the type
-    reference edge ends); no generics, arrays, or unions of two types."""
-    if annotation is None or annotation.type != "type_annotation" or not annotation.named_child_count:
-        return None
-    node = annotation.named_children[0]
-    if node.type == "union_type":
-        parts = [c for c in node.named_children if not _ts_nothing(c)]
-        if len(parts) != 1:
-            return None
-        node = parts[0]
-    if node.type not in ("type_identifier", "nested_type_identifier"):
-        return None
-    walked = dotted_path(node)
-    return walked[1] if walked is not None else None
-
-
-def _ts_nothing(node: Node) -> bool:
-    return node.type == "literal_type" and node_text(node) in ("undefined", "null")
-
-
-def _ts_value(value: Node | None) -> _Binding:
-    if value is None:
-        return _UNKNOWN
-    if value.type in ("null", "undefined"):
-        return _NONE
-    if value.type == "new_expression":
-        callee = value.child_by_field_name("constructor")
-    elif value.type == "call_expression":
-        callee = value.child_by_field_name("function")
-    else:
-        return _UNKNOWN
-    walked = dotted_path(callee) if callee is not None else None
-    return _Binding("call", walked[1]) if walked is not None and UNKNOWN not in walked[0] else _UNKNOWN

@@ -8,3 +8,4 @@
 (type (generic_type (identifier) @ref))
 (decorator [(identifier) (attribute)] @ref)
 (type (binary_operator [(identifier) (attribute)] @ref))
+(module (assignment left: (identifier) right: [(identifier) (attribute)] @ref))

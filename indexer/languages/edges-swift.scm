@@ -8,3 +8,7 @@
 (parameter (optional_type (user_type) @ref))
 (type_annotation (user_type) @ref)
 (type_annotation (optional_type (user_type) @ref))
+(function_declaration (user_type) @ref)
+(function_declaration (optional_type (user_type) @ref))
+(protocol_function_declaration (user_type) @ref)
+(protocol_function_declaration (optional_type (user_type) @ref))

@@ -69,8 +69,8 @@ _WRAPPERS: dict[str, tuple[str, ...]] = {
     "parenthesized_type": (),
 }
 _MAX_DEPTH = 12
-# calls whose result can be a receiver (Python, and the C-like `call_expression`s)
-_CALLS = frozenset({"call", "call_expression"})
+# calls whose result can be a receiver (Python, the C-like `call_expression`s, C#)
+_CALLS = frozenset({"call", "call_expression", "invocation_expression"})
 
 __all__ = ["UNKNOWN", "Import", "dotted_path", "reads_as_written", "text_parts"]
 

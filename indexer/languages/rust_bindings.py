@@ -3,8 +3,8 @@
 The design of :mod:`.bindings` for Rust: a name is typed when every binding of it
 in its function says the same thing — a typed parameter (``b: &mut Bar``),
 ``let x: Bar``, ``let x = Bar { … }`` or ``let x = Bar::new()`` / ``make()`` (the
-callee's declared return type, resolved at query time; ``-> Self`` types nothing
-yet). A struct's named fields are its attributes (``self.bar.go()``). References
+callee's declared return type, resolved at query time; ``-> Self`` is the impl's
+type). A struct's named fields are its attributes (``self.bar.go()``). References
 are their referent type; generic types and a generic parameter's name type
 nothing; a closure, ``for``, ``if let`` / ``while let`` or ``match`` binding of the
 name, a declared type next to a value's, leaves it untyped. ``self`` needs no
@@ -90,7 +90,8 @@ def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
                     b = _Binding("ann", target) if target is not None else _UNKNOWN
                     found[("attr", owner, node_text(field))].append(b)
             elif capture == "def":
-                target = _named(node.child_by_field_name("return_type"))
+                returned = node.child_by_field_name("return_type")
+                target = _named(returned) or _self_type(returned, scope)
                 if target is not None and _own_scope(scope, node.child_by_field_name("name")):
                     found[(RETURN, scope, "")].append(_Binding("ann", target))
             elif capture == "generic":
@@ -107,6 +108,14 @@ def _named(node: Node | None) -> Node | None:
     return node
 
 
+def _self_type(node: Node | None, scope: str) -> Node | None:
+    """``-> Self`` of a method (``fn new() -> Self``): the resolver reads ``Self`` as the
+    type the impl is for; a free function has no ``Self``."""
+    if node is None or node.type != "type_identifier" or node_text(node) != "Self" or "." not in scope:
+        return None
+    return node
+
+
 def _value(value: Node | None) -> _Binding:
     if value is None:
         return _UNKNOWN
@@ -115,19 +124,29 @@ def _value(value: Node | None) -> _Binding:
         return _Binding("ann", name) if name is not None and _named(name) is not None else _UNKNOWN
     if value.type == "call_expression":
         fn = value.child_by_field_name("function")
-        if fn is not None and fn.type in ("identifier", "scoped_identifier") and _plain(fn):
+        if fn is not None and _plain(fn):
             return _Binding("call", fn)
     return _UNKNOWN
 
 
 def _plain(node: Node) -> bool:
-    """``f`` / ``Foo::new`` / ``a::Foo::new``: no generic arguments, no ``Self``."""
+    """``f`` / ``Foo::new`` / ``a::Foo::new`` / ``Self::new``, and methods of such a call
+    or a name (``Bar::new().with``, ``b.build``): what the call edge writes as a path. No
+    generic arguments (``f::<T>``), no ``Self`` as a value."""
     if node.type == "identifier":
         return True
-    path = node.child_by_field_name("path")
-    return (
-        node.type == "scoped_identifier" and path is not None and node_text(path) != "Self" and _plain(path)
-    )
+    if node.type == "scoped_identifier":
+        path = node.child_by_field_name("path")
+        return path is not None and (node_text(path) == "Self" or _plain(path))
+    if node.type == "field_expression":
+        value, field = node.child_by_field_name("value"), node.child_by_field_name("field")
+        if field is None or field.type != "field_identifier" or value is None:
+            return False
+        if value.type in ("identifier", "self"):
+            return True
+        inner = value.child_by_field_name("function") if value.type == "call_expression" else None
+        return inner is not None and _plain(inner)
+    return False
 
 
 def _struct_owner(field: Node, scope: str) -> str:

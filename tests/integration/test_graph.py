@@ -95,6 +95,63 @@ def test_resolution_through_relative_aliased_imports_and_self_into_base(shop: Pa
     assert [i.symbol.qualified_name for i in implementations(g, repo) if i.symbol] == ["OrderRepository"]
 
 
+SWIFT_PACKAGES = {
+    "vapor/Package.swift": "// swift-tools-version:5.9\nimport PackageDescription\n",
+    "vapor/Sources/Vapor/Validation/ValidatorResults.swift": """
+        public struct ValidatorResults {}
+        public protocol ValidatorResult {
+            var isFailure: Bool { get }
+        }
+        """,
+    "vapor/Sources/Vapor/Validation/Validators/URL.swift": """
+        import Foundation
+
+        extension ValidatorResults {
+            public struct URL {
+                public let isValidURL: Bool
+            }
+        }
+
+        extension ValidatorResults.URL: ValidatorResult {
+            public var isFailure: Bool { !self.isValidURL }
+        }
+        """,
+    "alamofire/Package.swift": "// swift-tools-version:5.9\nimport PackageDescription\n",
+    "alamofire/Source/Core/URLConvertible.swift": """
+        import Foundation
+
+        public protocol URLConvertible {
+            func asURL() throws -> URL
+        }
+
+        extension URL: URLConvertible {
+            public func asURL() throws -> URL { self }
+        }
+
+        extension String: URLConvertible {
+            public func asURL() throws -> URL {
+                guard let url = URL(string: self) else { throw URLError(.badURL) }
+                return url
+            }
+        }
+        """,
+}
+
+
+def test_swift_packages_foundation_url_is_not_a_nested_namesake(tmp_path: Path, embedder: Embedder) -> None:
+    """Alamofire's `extension URL` (Foundation's) is not vapor's `ValidatorResults.URL`."""
+    root = write_workspace(tmp_path / "ws", SWIFT_PACKAGES)
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    g = graph_of(root)
+    (conv,) = g.find("URLConvertible")
+    found = implementations(g, conv)
+    assert [(i.symbol, i.name) for i in found] == [(None, "URL"), (None, "String")]
+    (nested,) = g.find("ValidatorResults.URL")
+    assert "asURL" not in {m.name for m in g.resolver.own_members(nested)}
+    (result,) = g.find("ValidatorResult")
+    assert [i.name for i in implementations(g, result)] == ["ValidatorResults.URL"]
+
+
 def test_edges_into_a_changed_file_reresolve_after_reindex(shop: Path, embedder: Embedder) -> None:
     g = graph_of(shop)  # one long-lived graph, as the language server keeps it
     (total,) = g.find("shop.pricing.total")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from codesift.indexer.graph import Graph, ImplementationKind, callees, callers, implementations, references
 from codesift.indexer.graph.snapshot import FileGraph, Snapshot
 from codesift.indexer.languages import language_for_path
@@ -258,6 +260,73 @@ def test_swift_extension_names_its_type_and_reports_at_its_own_line() -> None:
     assert g.resolver.enclosing_type(login.path, login.qualified_name) == one(g, "Authentication")
 
 
+NESTED_URL = """
+public struct ValidatorResults {}
+extension ValidatorResults {
+    public struct URL {
+        public let isValidURL: Bool
+        func check() {}
+    }
+}
+extension ValidatorResults.URL: ValidatorResult {
+    func again() { self.check() }
+}
+protocol ValidatorResult {}
+"""
+FOUNDATION_URL = """
+import Foundation
+public protocol URLConvertible {
+    func asURL() throws -> URL
+}
+extension URL: URLConvertible {
+    public func asURL() throws -> URL { self.check(); return self }
+}
+"""
+
+
+def test_swift_bare_name_is_never_a_type_nested_in_another() -> None:
+    """Foundation's `URL` extended in one package is not the other's `ValidatorResults.URL`."""
+    g = graph_of({"Vapor/URL.swift": NESTED_URL, "Alamofire/URLConvertible.swift": FOUNDATION_URL})
+    nested = one(g, "ValidatorResults.URL")
+    assert g.resolver.type_for_scope("Alamofire/URLConvertible.swift", "URL") is None
+    assert g.resolver.type_for_scope("Vapor/URL.swift", "ValidatorResults.URL") == nested
+    found = implementations(g, one(g, "URLConvertible"))
+    assert [(i.symbol, i.name) for i in found] == [(None, "URL")]
+    assert "asURL" not in {m.name for m in g.resolver.own_members(nested)}
+    assert not call_edge(g, "Alamofire/URLConvertible.swift", "self.check").to_symbol
+    assert call_edge(g, "Vapor/URL.swift", "self.check").to_symbol == "ValidatorResults.URL.check"
+    assert [i.name for i in implementations(g, one(g, "ValidatorResult"))] == ["ValidatorResults.URL"]
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "scope"),
+    [
+        # Java / Kotlin / C#: an inner class is no answer for an extension-less bare name
+        ({"Outer.java": "class Outer {\n    static class URL {}\n}\n"}, "Other.java", "URL"),
+        ({"Outer.kt": "class Outer {\n    class URL\n}\n"}, "Other.kt", "URL"),
+        ({"Outer.cs": "namespace N {\n    class Outer {\n        class URL {}\n    }\n}\n"}, "O.cs", "URL"),
+        # the same file: a nested type is not the top-level name either
+        ({"Both.swift": "struct Outer {\n    struct URL {}\n}\nextension URL {}\n"}, "Both.swift", "URL"),
+    ],
+)
+def test_a_nested_type_is_not_a_bare_scope_name(files: dict[str, str], path: str, scope: str) -> None:
+    g = graph_of({**files, path: files.get(path, "")})
+    assert g.resolver.type_for_scope(path, scope) is None
+
+
+def test_a_type_in_a_module_or_namespace_keeps_its_bare_name() -> None:
+    g = graph_of(
+        {
+            "src/a.rs": "pub mod m {\n    pub struct Foo;\n}\n",
+            "src/b.rs": "use crate::a::m::Foo;\nimpl Foo {\n    fn x(&self) {}\n}\n",
+            "N.cs": "namespace N {\n    class Outer {}\n}\n",
+            "Other.cs": "",
+        }
+    )
+    assert g.resolver.type_for_scope("src/b.rs", "Foo") == one(g, "m.Foo")
+    assert g.resolver.type_for_scope("Other.cs", "Outer") == one(g, "N.Outer")
+
+
 def test_rust_trait_impl_and_self_calls() -> None:
     g = graph_of(
         {
@@ -327,3 +396,19 @@ def test_python_modules_are_named_from_their_package_root() -> None:
     assert g.snapshot.module_name("src/click/_compat.py") == "click._compat"
     assert g.resolver.python_module("click.core") == g.resolver.python_module("src.click.core")
     assert g.resolver.python_module("click.core").name == "click.core"  # type: ignore[union-attr]
+
+
+def test_an_import_names_a_module_top_or_the_file_class_member_never_a_deeper_namesake() -> None:
+    g = graph_of(
+        {
+            "src/a.rs": "pub mod inner {\n    pub struct Url;\n    impl Url {\n"
+            "        pub fn go(&self) {}\n    }\n}\n",
+            "src/b.rs": "use crate::a::Url;\nfn f(u: Url) {\n    u.go();\n}\n",
+            "src/p/Bar.java": "package p;\npublic class Bar {\n    public static class Inner {\n"
+            "        public void run() {}\n    }\n}\n",
+            "src/q/Use.java": "package q;\nimport p.Bar.Inner;\nclass Use {\n    void m(Inner i) {\n"
+            "        i.run();\n    }\n}\n",
+        }
+    )
+    assert call_edge(g, "src/b.rs", "u.go").to_symbol == ""
+    assert call_edge(g, "src/q/Use.java", "i.run").to_symbol == "Bar.Inner.run"

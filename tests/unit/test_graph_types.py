@@ -82,6 +82,21 @@ def graph(code: str) -> Graph:
             "self.c.invoke",
             "Context.invoke",
         ),
+        # a module-level alias is the class itself
+        ("Ctx = Context\ndef f():\n    x = Ctx()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "import models\nCtx = models.Context\ndef f():\n    Ctx().invoke()\n",
+            "Ctx().invoke",
+            "Context.invoke",
+        ),
+        ("Ctx = Context\ndef f():\n    Ctx()\n", "Ctx", "Context"),
+        # a guard that converts the parameter: a `Context` on every path after it
+        (
+            "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
+            "        c = Context(c)\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -112,6 +127,29 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
+        # an alias bound twice, or rebound in a function
+        ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
+        (
+            "Ctx = Context\ndef g():\n    global Ctx\n    Ctx = Plain\ndef f():\n    Ctx().invoke()\n",
+            "Ctx().invoke",
+        ),
+        # an isinstance guard that does not convert on every path, or comes after a use
+        (
+            "def f(c):\n    c.invoke()\n    if not isinstance(c, Context):\n        c = Context(c)\n",
+            "c.invoke",
+        ),
+        (
+            "def f(c):\n    if not isinstance(c, Context):\n        c = Context(c)\n    else:\n"
+            "        pass\n    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "def f(c, k):\n    if k:\n        if not isinstance(c, Context):\n            c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
@@ -148,6 +186,14 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
     assert swift_call(code, "request.auth.login") == "Request.Authentication.login"
     assert swift_call(code, "c.insert") == "Cache.insert"
     assert swift_call("func h(c: Cache?) {\n    c.insert(1)\n}\n", "c.insert") == "Cache.insert"
+    # a function's declared return type, a generic one types nothing
+    made = "func make() -> Cache? { nil }\nfunc any<T>() -> T { fatalError() }\n"
+    assert (
+        swift_call(made + "func h() {\n    let c = make()\n    c.insert(1)\n}\n", "c.insert")
+        == "Cache.insert"
+    )
+    assert swift_call(made + "func h() {\n    make().insert(1)\n}\n", "make().insert") == "Cache.insert"
+    assert swift_call(made + "func h() {\n    let c = any()\n    c.insert(1)\n}\n", "c.insert") is None
     # a property an extension declares, through `self`
     g = graph_of(SWIFT)
     (edge,) = [e for e in g.snapshot.edges_of("Auth.swift") if e.to_name == "self.cache.insert"]
@@ -306,7 +352,13 @@ def test_go_declared_types_resolve_calls(body: str, call: str, want: str | None)
 RUST_LIB = """pub struct Bar { n: u8 }
 impl Bar {
     pub fn new() -> Bar { Bar { n: 0 } }
+    pub fn create() -> Self { Bar { n: 0 } }
+    pub fn with(self, n: u8) -> Self { Bar { n } }
     pub fn run(&self) {}
+}
+pub trait Make {
+    fn made() -> Self;
+    fn again(&self) -> Self { let m = Self::made(); m }
 }
 pub struct Foo<T> { bar: Bar, g: T }
 impl<T> Foo<T> {
@@ -335,6 +387,11 @@ def rust_call(body: str, call: str) -> str | None:
         ("        let y = Bar::new();\n        y.run();\n", "y.run", "Bar.run"),
         ("        let z = Bar { n: 1 };\n        z.run();\n", "z.run", "Bar.run"),
         ("        let d = make();\n        d.run();\n", "d.run", "Bar.run"),
+        # `-> Self` is the impl's type; a method of a call's result
+        ("        let e = Bar::create();\n        e.run();\n", "e.run", "Bar.run"),
+        ("        let f = Bar::new().with(2);\n        f.run();\n", "f.run", "Bar.run"),
+        ("        let g = self.bar.with(2);\n        g.run();\n", "g.run", None),
+        ("        let h = b.with(2);\n        h.run();\n", "h.run", "Bar.run"),
         # a generic parameter, a loop / closure binding of the name, an unknown value
         ("        t.run();\n", "t.run", None),
         ("        for w in v { w.run(); }\n        let w = Bar::new();\n", "w.run", None),
@@ -344,3 +401,136 @@ def rust_call(body: str, call: str) -> str | None:
 )
 def test_rust_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert rust_call(body, call) == want
+
+
+def test_rust_self_in_a_trait_is_no_type() -> None:
+    """`-> Self` in a trait is whichever type implements it: a call on its result stays
+    unresolved (with candidates), while the impl's own `-> Self` types its result."""
+    code = (
+        "pub struct Bar;\nimpl Bar {\n    fn made() -> Self { Bar }\n    fn run(&self) {}\n}\n"
+        "pub trait Make {\n    fn made() -> Self;\n    fn run(&self);\n"
+        "    fn again(&self) { Self::made().run(); }\n}\n"
+        "fn f() { Bar::made().run(); }\n"
+    )
+    g = graph_of({"src/lib.rs": code})
+    calls = {
+        e.to_name: g.resolver.resolve(e) for e in g.snapshot.edges_of("src/lib.rs") if e.kind is EdgeKind.CALL
+    }
+    trait_call = calls["Self.made().run"]
+    assert trait_call.symbol is None and trait_call.candidates
+    impl_call = calls["Bar.made().run"].symbol
+    assert impl_call is not None and impl_call.qualified_name == "Bar.run"
+
+
+KOTLIN_LIB = """package a
+
+class Foo {
+    fun go() {}
+    fun made(): Bar = Bar()
+}
+
+class Bar {
+    fun run() {}
+}
+
+class T {
+    fun run() {}
+}
+
+fun make(): Foo = Foo()
+"""
+
+
+def kotlin_call(body: str, call: str) -> str | None:
+    code = (
+        "package a\n\nclass Use(private val bar: Bar, plain: Foo) {\n    private val foo: Foo = Foo()\n"
+        f"    var q = Foo()\n    fun <T> m(f: Foo, g: Foo?, t: T) {{\n{body}    }}\n}}\n"
+    )
+    g = graph_of({"src/a/Lib.kt": KOTLIN_LIB, "src/a/Use.kt": code})
+    (edge,) = [
+        e for e in g.snapshot.edges_of("src/a/Use.kt") if e.kind is EdgeKind.CALL and e.to_name == call
+    ]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("        f.go()\n", "f.go", "Foo.go"),
+        ("        g.go()\n", "g.go", "Foo.go"),
+        ("        val b = Bar()\n        b.run()\n", "b.run", "Bar.run"),
+        ("        val c: Bar = f.made()\n        c.run()\n", "c.run", "Bar.run"),
+        ("        val d = f.made()\n        d.run()\n", "d.run", "Bar.run"),
+        ("        val e = make()\n        e.go()\n", "e.go", "Foo.go"),
+        ("        var h: Foo? = null\n        h.go()\n", "h.go", "Foo.go"),
+        ("        this.foo.go()\n", "this.foo.go", "Foo.go"),
+        ("        this.bar.run()\n", "this.bar.run", "Bar.run"),
+        ("        this.q.go()\n", "this.q.go", "Foo.go"),
+        ("        f.made().run()\n", "f.made().run", "Bar.run"),
+        # a generic parameter, a lambda's / loop's / destructured name, an unknown value
+        ("        t.run()\n", "t.run", None),
+        ("        xs.map { f -> f.go() }\n", "f.go", None),
+        ("        for (b in xs) { b.run() }\n        val b = Bar()\n", "b.run", None),
+        ("        val (k, l) = pair\n        k.run()\n", "k.run", None),
+        ("        val n by lazy { Bar() }\n        n.run()\n", "n.run", None),
+        ("        val o = pick()\n        o.run()\n", "o.run", None),
+    ],
+)
+def test_kotlin_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert kotlin_call(body, call) == want
+
+
+CSHARP_LIB = """namespace A {
+    public class Foo {
+        public void Go() {}
+        public Bar Made() { return new Bar(); }
+        public static Foo Make() { return new Foo(); }
+    }
+    public class Bar {
+        public void Run() {}
+    }
+    public class T {
+        public void Run() {}
+    }
+}
+"""
+
+
+def csharp_call(body: str, call: str) -> str | None:
+    code = (
+        "namespace A {\n    class Use {\n        private Foo foo;\n        Bar Prop { get; set; }\n"
+        f"        void M<T>(Foo f, Foo? g, T t) {{\n{body}        }}\n    }}\n}}\n"
+    )
+    g = graph_of({"src/Lib.cs": CSHARP_LIB, "src/Use.cs": code})
+    (edge,) = [e for e in g.snapshot.edges_of("src/Use.cs") if e.kind is EdgeKind.CALL and e.to_name == call]
+    r = g.resolver.resolve(edge)
+    assert r.symbol is not None or r.candidates, call
+    return r.symbol.qualified_name if r.symbol is not None else None
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "want"),
+    [
+        ("            f.Go();\n", "f.Go", "A.Foo.Go"),
+        ("            g.Go();\n", "g.Go", "A.Foo.Go"),
+        ("            var b = new Bar();\n            b.Run();\n", "b.Run", "A.Bar.Run"),
+        ("            Bar c = f.Made();\n            c.Run();\n", "c.Run", "A.Bar.Run"),
+        ("            var d = f.Made();\n            d.Run();\n", "d.Run", "A.Bar.Run"),
+        ("            var e = Foo.Make();\n            e.Go();\n", "e.Go", "A.Foo.Go"),
+        ("            Foo h = null;\n            h.Go();\n", "h.Go", "A.Foo.Go"),
+        ("            this.foo.Go();\n", "this.foo.Go", "A.Foo.Go"),
+        ("            this.Prop.Run();\n", "this.Prop.Run", "A.Bar.Run"),
+        ("            f.Made().Run();\n", "f.Made().Run", "A.Bar.Run"),
+        # a generic parameter, lambda / foreach / pattern / out variables, an unknown value
+        ("            t.Run();\n", "t.Run", None),
+        ("            xs.Select(f => f.Go());\n", "f.Go", None),
+        ("            foreach (var k in xs) { k.Run(); }\n            var k = new Bar();\n", "k.Run", None),
+        ("            if (o is Bar p) { p.Run(); }\n", "p.Run", None),
+        ("            Parse(out var q);\n            q.Run();\n", "q.Run", None),
+        ("            var o = Pick();\n            o.Run();\n", "o.Run", None),
+    ],
+)
+def test_csharp_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
+    assert csharp_call(body, call) == want

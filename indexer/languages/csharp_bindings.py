@@ -1,0 +1,150 @@
+"""What type a C# name, field or property holds, where the code states it.
+
+The design of :mod:`.bindings` for C#: ``Foo x`` parameters, locals and fields,
+``Foo? x``, ``var x = new Foo()`` / ``= f.Make()`` (typed by the value: a class
+is its instance, a method its declared return type, resolved at query time),
+properties, a method's declared return type. Fields and properties of a class are
+its attributes (``this.foo.Go()``). Lambda, ``foreach``, ``catch``, pattern,
+``out var``, tuple and query (``from x in …``) variables leave a name untyped,
+and so do generic types, arrays, predefined types and a generic parameter's name.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .. import grammars
+from .base import node_text
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    RETURN,
+    Marks,
+    _Binding,
+    _decide,
+    _own_scope,
+    _without_generics,
+    identifiers_in,
+)
+from .paths import UNKNOWN, dotted_path
+
+_QUERY = """
+(parameter) @param
+(variable_declaration) @decl
+(property_declaration) @property
+(lambda_expression parameters: (_) @unknown)
+(foreach_statement left: (_) @unknown)
+(catch_declaration name: (_) @unknown)
+(declaration_pattern name: (_) @unknown)
+(recursive_pattern) @unknown
+(declaration_expression name: (_) @unknown)
+(tuple_pattern) @unknown
+(from_clause name: (_) @unknown)
+(let_clause) @unknown
+(join_clause) @unknown
+(local_function_statement name: (_) @unknown)
+(method_declaration) @method
+(local_function_statement) @method
+(type_parameter name: (_) @generic)
+"""
+_query: Query | None = None
+_NAMED = frozenset({"identifier", "qualified_name"})
+_NAMES = ("identifier", "implicit_parameter")  # `x => …` names its parameter without an identifier
+
+
+def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """The typed bindings of one C# file, as marks on the edges' end points."""
+    global _query
+    if _query is None:
+        _query = Query(grammars.language("csharp"), _QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+    generics: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
+        found[key].append(b)
+        if scope:
+            elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_query).captures(root).items():
+        for node in nodes:
+            scope = at(node.start_byte)
+            if capture == "unknown":
+                for word in _identifiers(node):
+                    bind(scope, word, _UNKNOWN)
+            elif capture in ("param", "property"):
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
+            elif capture == "decl":
+                declared = node.child_by_field_name("type")
+                for d in node.named_children:
+                    if d.type != "variable_declarator":
+                        continue
+                    name = d.child_by_field_name("name")
+                    if name is None:
+                        continue  # a tuple: its names are `unknown` captures
+                    if declared is not None and declared.type == "implicit_type":
+                        b = _value(_initializer(d))
+                    else:
+                        b = _declared(declared)
+                    bind(scope, node_text(name), b)
+            elif capture == "method":
+                target = _csharp_type(node.child_by_field_name("returns") or node.child_by_field_name("type"))
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
+            elif capture == "generic":
+                generics.add(node_text(node))
+    return _decide(_without_generics(found, generics), elsewhere)
+
+
+def _declared(node: Node | None) -> _Binding:
+    target = _csharp_type(node)
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+def _csharp_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``A.B.Foo`` / ``Foo?`` (where the type reference edge
+    ends); not ``var``, generics, arrays, tuples or predefined types."""
+    if node is not None and node.type == "nullable_type":
+        node = node.child_by_field_name("type")
+    if node is None or node.type not in _NAMED:
+        return None
+    walked = dotted_path(node)
+    return walked[1] if walked is not None else None
+
+
+def _initializer(declarator: Node) -> Node | None:
+    """The value after ``=`` (the grammar gives it no field)."""
+    after = False
+    for c in declarator.children:
+        if c.type == "=":
+            after = True
+        elif after and c.is_named:
+            return c
+    return None
+
+
+def _value(value: Node | None) -> _Binding:
+    if value is None:
+        return _UNKNOWN
+    if value.type == "null_literal":
+        return _NONE
+    if value.type == "object_creation_expression":
+        callee = value.child_by_field_name("type")
+        if callee is None or callee.type not in _NAMED:
+            return _UNKNOWN  # `new List<Foo>()`: a generic type types nothing
+    elif value.type == "invocation_expression":
+        callee = value.child_by_field_name("function")
+    else:
+        return _UNKNOWN
+    walked = dotted_path(callee) if callee is not None else None
+    return _Binding("call", walked[1]) if walked is not None and UNKNOWN not in walked[0] else _UNKNOWN
+
+
+def _identifiers(node: Node) -> list[str]:
+    return identifiers_in(node, _NAMES, ("qualified_name", "nullable_type", "generic_name"))

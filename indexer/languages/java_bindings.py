@@ -1,0 +1,127 @@
+"""What type a Java name or field holds, where the code states it.
+
+The design of :mod:`.bindings` for Java: ``Foo x`` parameters, locals and fields
+(``var x = new Foo()`` / ``= a.make()`` typed by the value), a method's declared
+return type. Lambda, loop, catch, resource and pattern variables leave a name
+untyped, and so does a generic parameter's name.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .. import grammars
+from .base import node_text
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    RETURN,
+    Marks,
+    _Binding,
+    _decide,
+    _own_scope,
+    _type_parameter,
+    _without_generics,
+    identifiers_in,
+)
+from .paths import dotted_path
+
+_JAVA_QUERY = """
+(formal_parameter) @param
+(spread_parameter) @unknown
+(receiver_parameter) @unknown
+(local_variable_declaration) @decl
+(field_declaration) @decl
+(constant_declaration) @decl
+(lambda_expression parameters: (_) @unknown)
+(enhanced_for_statement name: (_) @unknown)
+(catch_formal_parameter name: (_) @unknown)
+(resource name: (_) @unknown)
+(instanceof_expression name: (_) @unknown)
+(type_pattern) @unknown
+(record_pattern) @unknown
+(method_declaration) @method
+(type_parameter) @generic
+"""
+_java_query: Query | None = None
+_JAVA_TYPES = frozenset({"type_identifier", "scoped_type_identifier"})
+
+
+def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """Java's typed bindings: ``Foo x`` parameters, locals and fields (``var x = new
+    Foo()`` / ``= a.make()`` by the value), a method's declared return type. Lambda,
+    loop, catch, resource and pattern variables leave a name untyped."""
+    global _java_query
+    if _java_query is None:
+        _java_query = Query(grammars.language("java"), _JAVA_QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+    generics: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
+        found[key].append(b)
+        if scope:
+            elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_java_query).captures(root).items():
+        for node in nodes:
+            scope = at(node.start_byte)
+            if capture == "unknown":
+                for word in _java_identifiers(node):
+                    bind(scope, word, _UNKNOWN)
+            elif capture == "param":
+                name = node.child_by_field_name("name")
+                target = _java_type(node.child_by_field_name("type"))
+                if name is not None:
+                    bind(scope, node_text(name), _Binding("ann", target) if target is not None else _UNKNOWN)
+            elif capture == "decl":
+                declared = _java_type(node.child_by_field_name("type"))
+                for d in node.children_by_field_name("declarator"):
+                    name = d.child_by_field_name("name")
+                    if name is None:
+                        continue
+                    if d.child_by_field_name("dimensions") is not None:
+                        b = _UNKNOWN  # `Foo x[]`: an array
+                    elif declared is not None:
+                        b = _Binding("ann", declared)
+                    elif node_text(node.child_by_field_name("type")) == "var":
+                        b = _java_value(d.child_by_field_name("value"))
+                    else:
+                        b = _UNKNOWN
+                    bind(scope, node_text(name), b)
+            elif capture == "method":
+                target = _java_type(node.child_by_field_name("type"))
+                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
+            elif capture == "generic":
+                generics.update(_type_parameter(node))
+    return _decide(_without_generics(found, generics), elsewhere)
+
+
+def _java_identifiers(node: Node) -> list[str]:
+    return identifiers_in(node, ("identifier",), _JAVA_TYPES)
+
+
+def _java_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``a.b.Foo`` (where its reference edge ends); no ``var``,
+    generics, arrays or primitives."""
+    if node is None or node.type not in _JAVA_TYPES or node_text(node) == "var":
+        return None
+    walked = dotted_path(node)
+    return walked[1] if walked is not None else None
+
+
+def _java_value(value: Node | None) -> _Binding:
+    if value is None:
+        return _UNKNOWN
+    if value.type == "null_literal":
+        return _NONE
+    callee = value.child_by_field_name("type") if value.type == "object_creation_expression" else value
+    if value.type not in ("object_creation_expression", "method_invocation") or callee is None:
+        return _UNKNOWN
+    walked = dotted_path(callee)
+    return _Binding("call", walked[1]) if walked is not None else _UNKNOWN

@@ -1,0 +1,182 @@
+"""What type a Kotlin name or property holds, where the code states it.
+
+The design of :mod:`.bindings` for Kotlin: a name is typed when every binding of it
+in its scope says the same thing — a typed parameter (``f: Foo``, ``f: Foo?``),
+``val x: Foo``, ``val x = Foo()`` / ``= f.make()`` (the callee's result, resolved at
+query time: a class is its instance, a function its declared return type), a
+function's declared return type. Properties of a class and ``val`` / ``var``
+constructor parameters are its attributes (``this.foo.go()``). Lambda, loop,
+destructured and ``catch`` variables, a delegated property (``by lazy``), generic
+types and a generic parameter's name leave a name untyped.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .. import grammars
+from .base import node_text
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    RETURN,
+    Marks,
+    _Binding,
+    _decide,
+    _own_scope,
+    _type_parameter,
+    _without_generics,
+    identifiers_in,
+)
+
+_QUERY = """
+(parameter) @param
+(class_parameter) @classparam
+(property_declaration) @prop
+(lambda_parameters) @unknown
+(for_statement (variable_declaration) @unknown)
+(for_statement (multi_variable_declaration) @unknown)
+(catch_block) @catch
+(when_subject (variable_declaration) @unknown)
+(function_declaration) @def
+(type_parameter) @generic
+"""
+_query: Query | None = None
+_NOT_VALUE = frozenset(
+    {"modifiers", "binding_pattern_kind", "variable_declaration", "type_constraints", "getter", "setter"}
+)
+
+
+def kotlin_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """The typed bindings of one Kotlin file, as marks on the edges' end points."""
+    global _query
+    if _query is None:
+        _query = Query(grammars.language("kotlin"), _QUERY)
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()
+    generics: set[str] = set()
+
+    def bind(scope: str, name: str, b: _Binding) -> None:
+        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
+        found[key].append(b)
+        if scope:
+            elsewhere.add(name)
+
+    for capture, nodes in QueryCursor(_query).captures(root).items():
+        for node in nodes:
+            scope = at(node.start_byte)
+            if capture == "unknown":
+                for word in _identifiers(node):
+                    bind(scope, word, _UNKNOWN)
+            elif capture == "catch":
+                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
+                if name is not None:
+                    bind(scope, node_text(name), _UNKNOWN)
+            elif capture == "param":
+                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
+                if name is not None:
+                    bind(scope, node_text(name), _declared(node))
+            elif capture == "classparam":
+                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
+                held = any(c.type == "binding_pattern_kind" for c in node.named_children)
+                if name is not None and held and scope in classes:  # `val bar: Bar`: a property
+                    found[("attr", scope, node_text(name))].append(_declared(node))
+            elif capture == "prop":
+                _property(node, scope, bind)
+            elif capture == "def":
+                target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
+                if target is not None and _own_scope(scope, _child(node, ("simple_identifier",))):
+                    found[(RETURN, scope, "")].append(_Binding("ann", target))
+            elif capture == "generic":
+                generics.update(_type_parameter(node))
+    return _decide(_without_generics(found, generics), elsewhere)
+
+
+def _property(prop: Node, scope: str, bind: Callable[[str, str, _Binding], None]) -> None:
+    declared = _child(prop, ("variable_declaration",))
+    if declared is None:  # `val (a, b) = …`
+        for word in _identifiers(_child(prop, ("multi_variable_declaration",)) or prop):
+            bind(scope, word, _UNKNOWN)
+        return
+    name = _child(declared, ("simple_identifier",))
+    if name is None:
+        return
+    if _child(prop, ("property_delegate",)) is not None:
+        bind(scope, node_text(name), _UNKNOWN)  # `by lazy { … }`: what the delegate gives
+        return
+    if _child(declared, ("user_type", "nullable_type", "function_type")) is not None:
+        bind(scope, node_text(name), _declared(declared))
+        return
+    bind(scope, node_text(name), _value(_initializer(prop)))
+
+
+def _initializer(prop: Node) -> Node | None:
+    """The value after ``=`` (the grammar gives it no field)."""
+    after = False
+    for c in prop.children:
+        if c.type == "=":
+            after = True
+        elif after and c.is_named:
+            return c
+    return None
+
+
+def _declared(node: Node) -> _Binding:
+    target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+def _kotlin_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``a.b.Foo`` / ``Foo?`` (where the type reference edge
+    ends); no generic arguments."""
+    if node is not None and node.type == "nullable_type":
+        node = _child(node, ("user_type",))
+    if node is None or node.type != "user_type":
+        return None
+    names = node.named_children
+    if not names or any(c.type != "type_identifier" for c in names):
+        return None  # `List<Foo>` is not a Foo
+    return names[-1]
+
+
+def _value(value: Node | None) -> _Binding:
+    if value is None:
+        return _UNKNOWN
+    if value.type == "null_literal":
+        return _NONE
+    if value.type != "call_expression" or not value.named_child_count:
+        return _UNKNOWN
+    callee = value.named_children[0]
+    suffix = _child(value, ("call_suffix",))
+    plain = suffix is not None and all(c.type == "value_arguments" for c in suffix.named_children)
+    return _Binding("call", callee) if plain and _dotted(callee) else _UNKNOWN
+
+
+def _dotted(node: Node) -> bool:
+    """``Foo`` / ``a.make`` / ``Foo().make``: what the call edge writes as a path."""
+    if node.type == "simple_identifier":
+        return True
+    if node.type == "call_expression" and node.named_child_count:
+        return _dotted(node.named_children[0])
+    if node.type != "navigation_expression" or node.named_child_count != 2:
+        return False
+    target, suffix = node.named_children
+    name = (
+        suffix.named_children[0] if suffix.type == "navigation_suffix" and suffix.named_child_count else None
+    )
+    return (
+        name is not None
+        and name.type == "simple_identifier"
+        and (target.type == "this_expression" or _dotted(target))
+    )
+
+
+def _child(node: Node, types: tuple[str, ...]) -> Node | None:
+    return next((c for c in node.named_children if c.type in types), None)
+
+
+def _identifiers(node: Node) -> list[str]:
+    return identifiers_in(node, ("simple_identifier",), ("user_type", "nullable_type"))
