@@ -122,6 +122,10 @@ class LineCache:
         self._size = size
         self._files: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
+    def clear(self) -> None:
+        """Forget every file's lines (read again on the next conversion)."""
+        self._files = {}
+
     def line(self, path: str, line: int) -> str | None:
         """Text of 1-based ``line`` of ``path`` (None when unknown)."""
         text = self._overlay.get(path)
@@ -238,8 +242,9 @@ class Project:
             yield self._graph
 
     def release_indexes_if_idle(self, idle_s: float) -> bool:
-        """Drop the symbol index and the graph when neither was asked for in ``idle_s``
-        seconds (they reload on the next question); True when anything was dropped."""
+        """Drop the symbol index, the graph, the remembered answers and file lines when
+        neither index was asked for in ``idle_s`` seconds (all reload on the next question);
+        True when anything was dropped."""
         with self._graph_lock, self._lock:
             if time.monotonic() - self._indexes_used < idle_s:
                 return False
@@ -250,6 +255,8 @@ class Project:
             if self._store is not None:
                 self._symbols = SymbolIndex(self._store)
                 self._store.forget_symbols()
+        self.lines.clear()  # up to 512 files' lines
+        self.answers.clear()
         release_memory()
         log.info("%s: dropped the symbol index and graph after %.0f s without use", self.name, idle_s)
         return True

@@ -65,12 +65,15 @@ def test_project_drops_idle_symbol_index_and_graph_and_answers_the_same(shop: Pa
                 return [h.symbol.qualified_name for h in found], names(callers(g, total))
 
         before = answers()
+        assert project.lines.line("shop/pricing.py", 2) is not None
+        assert project.lines._files
         index = project.symbol_index()
         assert index.loaded
         assert not project.release_indexes_if_idle(3600)  # used just now: kept
         assert project.symbol_index() is index
         assert project.release_indexes_if_idle(0)
         assert not project.symbol_index().loaded  # dropped: read again on the next question
+        assert project.lines._files == {}
         assert not project.release_indexes_if_idle(0)  # nothing left to drop
         assert answers() == before
         assert project.symbol_index().loaded
