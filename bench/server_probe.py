@@ -149,3 +149,170 @@ def probe_server(root: Path, queries: list[str], settle: float = 5.0) -> dict[st
     """Start the server on an indexed root, let it settle, read its RSS before any search,
     after the first, and after 20 more in every mode."""
     return asyncio.run(_probe(root, queries, settle))
+
+
+def smaps_mib(pid: int) -> dict[str, float]:
+    """RSS split into anonymous (heaps, arenas) and file-backed (libraries, mapped index files)."""
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Rss", "Anonymous", "Shared_Clean", "Private_Clean"):
+            out[key] = int(rest.split()[0]) / 1024
+    return out
+
+
+# Definitions whose call hierarchy the probe walks: (path under the root, name).
+_HIERARCHY = (
+    ("json/__init__.py", "loads"),
+    ("urllib/parse.py", "urlparse"),
+    ("threading.py", "Thread"),
+    ("os.py", "makedirs"),
+)
+_RESEARCH = (
+    "what calls json.loads",
+    "implementations of Mapping",
+    "related to urlparse",
+    "dependencies of module json",
+)
+_SYMBOL_QUERIES = (
+    "Path",
+    "urlparse",
+    "HTTPConnection",
+    "json loads",
+    "Thread",
+    "join",
+    "read config file",
+    "TemporaryDirectory",
+    "open",
+    "get",
+)
+
+
+async def _hierarchy_positions(root: Path) -> list[tuple[str, lsp.Position]]:
+    """Where each of ``_HIERARCHY``'s definitions' names is, found in the file's text."""
+    import re
+
+    out = []
+    for rel, name in _HIERARCHY:
+        text = (root / rel).read_text(encoding="utf-8").splitlines()
+        pat = re.compile(rf"^(\s*)(def|class) {name}\b")
+        for i, line in enumerate(text):
+            m = pat.match(line)
+            if m:
+                out.append(
+                    ((root / rel).as_uri(), lsp.Position(line=i, character=len(m.group(0)) - len(name)))
+                )
+                break
+    return out
+
+
+async def _probe_request_types(
+    root: Path, queries: list[str], settle: float, env: dict[str, str], idle_s: float | None
+) -> dict[str, float]:
+    client = LanguageClient("codesift-bench", "1")
+
+    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(lsp.PROGRESS)
+    def progress(params: lsp.ProgressParams) -> None:
+        return None
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def log_message(params: lsp.LogMessageParams) -> None:
+        return None
+
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env={**os.environ, **env})
+    pid = client._server.pid  # type: ignore[attr-defined]
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
+    client.initialized(lsp.InitializedParams())
+    await asyncio.sleep(1.0)
+    await _idle(client, 1800)
+    out: dict[str, float] = {}
+
+    async def mark(step: str) -> None:
+        await asyncio.sleep(settle)
+        split = smaps_mib(pid)
+        out[f"RSS {step} (MiB)"] = split.get("Rss", 0.0)
+        out[f"  of which anonymous {step} (MiB)"] = split.get("Anonymous", 0.0)
+        print(f"{step}: {split}", file=sys.stderr, flush=True)
+
+    await mark("ready")
+    modes = ("hybrid", "bm25", "vector", "grep")
+    for i, q in enumerate(queries[:20]):
+        await _command(client, "codesift.search", {"query": q, "limit": 10, "mode": modes[i % 4]})
+    for q in queries[20:40]:
+        await _command(client, "codesift.search", {"query": q, "limit": 10})
+    await mark("after 40 searches")
+    for name in _SYMBOL_QUERIES * 3:
+        await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=name))
+    await mark("after 30 workspace/symbol")
+    for name in ("loads", "urlparse", "join", "Thread", "open"):
+        await _command(client, "codesift.symbols", {"query": name})
+        await _command(client, "codesift.grep", {"pattern": name})
+    await mark("after codesift.symbols + grep")
+    for uri, pos in await _hierarchy_positions(root):
+        doc = lsp.TextDocumentIdentifier(uri=uri)
+        items = await client.text_document_prepare_call_hierarchy_async(
+            lsp.CallHierarchyPrepareParams(text_document=doc, position=pos)
+        )
+        for it in items or []:
+            await client.call_hierarchy_incoming_calls_async(lsp.CallHierarchyIncomingCallsParams(item=it))
+            await client.call_hierarchy_outgoing_calls_async(lsp.CallHierarchyOutgoingCallsParams(item=it))
+        await client.text_document_implementation_async(
+            lsp.ImplementationParams(text_document=doc, position=pos)
+        )
+    await mark("after call hierarchy + implementation")
+    for q in _RESEARCH:
+        await _command(client, "codesift.research", {"question": q})
+    await mark("after research")
+    for i, q in enumerate(queries[:20]):
+        await _command(
+            client,
+            "codesift.search",
+            {"query": q, "limit": 10, "mode": modes[i % 4], "hops": 2 if i % 5 == 0 else 0},
+        )
+    await mark("after 20 more searches (some with hops)")
+    if idle_s is not None:
+        await asyncio.sleep(idle_s * 1.2 + 1.0)  # the idle watchers look every idle_s / 5
+        await mark(f"after {idle_s:.0f} s idle (model, symbol index and graph dropped)")
+        uri, pos = (await _hierarchy_positions(root))[0]
+        t = time.perf_counter()
+        items = await client.text_document_prepare_call_hierarchy_async(
+            lsp.CallHierarchyPrepareParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=pos)
+        )
+        for it in items or []:
+            await client.call_hierarchy_incoming_calls_async(lsp.CallHierarchyIncomingCallsParams(item=it))
+        out["first call hierarchy after the drop, graph reloaded (s)"] = time.perf_counter() - t
+        t = time.perf_counter()
+        await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="urlparse"))
+        out["first workspace/symbol after the drop (s)"] = time.perf_counter() - t
+    await client.shutdown_async(None)
+    client.exit(None)
+    await asyncio.sleep(0.5)
+    await client.stop()
+    return out
+
+
+def probe_request_types(
+    root: Path,
+    queries: list[str],
+    settle: float = 3.0,
+    env: dict[str, str] | None = None,
+    idle_s: float | None = None,
+) -> dict[str, float]:
+    """A real ``codesift serve`` on an indexed root: its RSS (and the anonymous part) after
+    each kind of request in turn — searches in every mode, workspace/symbol, codesift.symbols
+    and grep, call hierarchy and implementations, research, searches with hops — and, with
+    ``idle_s``, once the server has idled that long (its idle timeouts shortened to it)."""
+    env = dict(env or {})
+    if idle_s is not None:
+        env |= {"CODESIFT_MODEL_IDLE_S": str(idle_s), "CODESIFT_INDEXES_IDLE_S": str(idle_s)}
+    return asyncio.run(_probe_request_types(root, queries, settle, env, idle_s))

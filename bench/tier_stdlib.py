@@ -19,7 +19,7 @@ from . import corpora, peers, probes, queries
 from .cli_wall import cli_wall
 from .embed_ceiling import embedding_ceiling
 from .report import Table, percentiles
-from .server_probe import probe_server
+from .server_probe import probe_request_types, probe_server
 
 GiB = 1024.0
 
@@ -81,6 +81,14 @@ def stdlib(table: Table, embedder: Embedder, work: Path, vectors: bool) -> Path:
         name = figure[: figure.rindex("(")].strip()
         if "RSS" in figure:
             table.below("server", f"{name} (stdlib indexed)", value, unit, 400)
+        else:
+            table.add("server", name, value, unit)
+    # every request type in turn, then idle (its timeouts shortened to 30 s here)
+    for figure, value in probe_request_types(root, nl[:40], idle_s=30).items():
+        unit = figure[figure.rindex("(") + 1 : -1]
+        name = figure[: figure.rindex("(")].rstrip()
+        if name.startswith("RSS after 20 more") or name.startswith("RSS after 30 s idle"):
+            table.below("server", f"{name} (stdlib, every request type)", value, unit, 400)
         else:
             table.add("server", name, value, unit)
     return root

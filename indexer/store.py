@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from .rows import (
     files_table,
     meta_schema,
     symbol_from_row,
+    symbols_from_table,
     symbols_schema,
     symbols_table,
     vectors_to_arrow,
@@ -140,6 +142,8 @@ class Store:
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._meta: tuple[int, IndexMeta | None] | None = None
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
+        self._all_symbols: tuple[int, list[Symbol]] | None = None
+        self._all_symbols_lock = threading.Lock()
 
     # ----- opening -------------------------------------------------------------
 
@@ -254,6 +258,25 @@ class Store:
         return dict(
             zip(cols.column("path").to_pylist(), cols.column("content_hash").to_pylist(), strict=True)
         )
+
+    def all_symbols(self) -> list[Symbol]:
+        """Every stored symbol, the same objects for every caller until the symbols table's
+        next commit: the symbol index and the graph share one copy (~65 MiB of the stdlib's
+        129k symbols) instead of building one each. Callers must not mutate the list."""
+        with self._all_symbols_lock:
+            tbl = self._table(SYMBOLS)
+            version = tbl.version
+            if self._all_symbols is not None and self._all_symbols[0] == version:
+                return self._all_symbols[1]
+            symbols = symbols_from_table(tbl.to_arrow())
+            # a commit between reading the version and the rows: answer, but do not remember
+            self._all_symbols = (version, symbols) if tbl.version == version else None
+            return symbols
+
+    def forget_symbols(self) -> None:
+        """Stop holding ``all_symbols``'s list (its holders were dropped, e.g. after idling)."""
+        with self._all_symbols_lock:
+            self._all_symbols = None
 
     def symbols_of(self, paths: Sequence[str]) -> list[Symbol]:
         """The stored symbols of these files."""

@@ -11,9 +11,6 @@ die anyway, the index repairs itself on the next run, as after any crash.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import logging
 import multiprocessing
 import os
@@ -107,14 +104,6 @@ def run_full_index(
         if proc.is_alive():
             proc.kill()
             proc.join()
-
-
-def release_memory() -> None:
-    """Hand freed heap pages back to the OS (glibc keeps them otherwise): after a
-    burst of work in this process, e.g. a batch of saved files re-indexed."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class _QueueHandler(logging.Handler):

@@ -43,7 +43,7 @@ from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
 from .endpoint import NO_SERVER_ENV
-from .projects import MODEL_IDLE_S, Embedders, IndexRun, Project
+from .projects import INDEXES_IDLE_S, MODEL_IDLE_S, Embedders, IndexRun, Project, watch_indexes_idle
 from .stream import StdinReader, single_writer
 
 log = logging.getLogger(__name__)
@@ -272,6 +272,10 @@ class CodesiftServer(LanguageServer):
         self.embedders.watch_idle(
             lambda: any(p.writer.busy for p in list(self.projects.values())),
             float(os.environ.get("CODESIFT_MODEL_IDLE_S") or MODEL_IDLE_S),  # the bench shortens it
+        )
+        watch_indexes_idle(
+            lambda: list(self.projects.values()),
+            float(os.environ.get("CODESIFT_INDEXES_IDLE_S") or INDEXES_IDLE_S),  # the bench shortens it
         )
         self.init_options: object = None
         # What features want done once the client is initialized (e.g. register file watchers).

@@ -22,6 +22,7 @@ from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
 from codesift.indexer.graph import Graph
 from codesift.indexer.graph.queries import edge_span
+from codesift.indexer.heap import release_memory
 from codesift.indexer.model import IndexReport, Span, Symbol
 from codesift.indexer.paths import index_path, os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
@@ -32,7 +33,7 @@ from codesift.indexer.sync import Progress, open_store
 from codesift.indexer.workspace import IgnoreMatcher
 
 from .answers import AnswerCache
-from .child import release_memory, run_full_index
+from .child import run_full_index
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,11 @@ EMBED_STEP_CHUNKS = 16  # chunks between looks at "a save is waiting" (~0.2-0.6 
 # Recently saved paths remembered for "their vectors first" (most recent first).
 RECENT_PATHS = 200
 MODEL_IDLE_S = 300.0  # unload the embedding model after this long without a query or job
+# Drop the in-memory symbol index and reference graph after this long unused (~400 MiB on a
+# 100k-chunk index); the next workspace/symbol or call hierarchy reads them again, which
+# takes seconds on a big index (the graph of the 102k-chunk stdlib: 9 s), so an hour:
+# a lunch break, not a coffee break. 0 keeps them.
+INDEXES_IDLE_S = 3600.0
 OPTIMIZE_AFTER_S = 30.0  # fold saved rows into the FTS / vector indices after a quiet spell
 INDEX_KEY_S = 0.1  # how long the index's table versions are trusted for answer keys
 
@@ -87,6 +93,21 @@ class Embedders:
         threading.Thread(target=loop, name="codesift-model-idle", daemon=True).start()
 
 
+def watch_indexes_idle(projects: Callable[[], list[Project]], idle_s: float = INDEXES_IDLE_S) -> None:
+    """Drop idle projects' symbol indexes and graphs from a daemon thread (0: never)."""
+    if idle_s <= 0:
+        return
+
+    def loop() -> None:
+        while True:
+            time.sleep(max(1.0, idle_s / 5))
+            for project in projects():
+                with contextlib.suppress(Exception):
+                    project.release_indexes_if_idle(idle_s)
+
+    threading.Thread(target=loop, name="codesift-indexes-idle", daemon=True).start()
+
+
 @dataclass
 class IndexRun:
     """Callbacks and the cancel switch of one full index run (the server's progress bar)."""
@@ -104,6 +125,10 @@ class LineCache:
         self._overlay = overlay
         self._size = size
         self._files: dict[str, tuple[tuple[int, int], list[str]]] = {}
+
+    def clear(self) -> None:
+        """Forget every file's lines (read again on the next conversion)."""
+        self._files = {}
 
     def line(self, path: str, line: int) -> str | None:
         """Text of 1-based ``line`` of ``path`` (None when unknown)."""
@@ -155,6 +180,7 @@ class Project:
         # Answers keyed by what they depend on (question, table versions, unsaved buffers).
         self.answers: AnswerCache[object] = AnswerCache()
         self._versions: tuple[Store, float, int, int] | None = None  # for index_key
+        self._indexes_used = time.monotonic()  # the symbol index or the graph, last asked for
         self.writer = Writer(self)
         self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
         # tells the user what they can act on (model missing, index unwritable…)
@@ -199,9 +225,12 @@ class Project:
 
     def symbol_index(self) -> SymbolIndex:
         """The in-memory symbol names of this project (reloaded when the table changes)."""
-        self.store()
-        assert self._symbols is not None
-        return self._symbols
+        store = self.store()
+        with self._lock:
+            self._indexes_used = time.monotonic()
+            if self._symbols is None:
+                self._symbols = SymbolIndex(store)
+            return self._symbols
 
     @contextlib.contextmanager
     def graph(self) -> Iterator[Graph]:
@@ -211,9 +240,30 @@ class Project:
         """
         store = self.store()
         with self._graph_lock:
+            self._indexes_used = time.monotonic()
             if self._graph is None or self._graph.snapshot.store is not store:
                 self._graph = Graph(store)
             yield self._graph
+
+    def release_indexes_if_idle(self, idle_s: float) -> bool:
+        """Drop the symbol index, the graph, the remembered answers and file lines when
+        neither index was asked for in ``idle_s`` seconds (all reload on the next question);
+        True when anything was dropped."""
+        with self._graph_lock, self._lock:
+            if time.monotonic() - self._indexes_used < idle_s:
+                return False
+            dropped = self._graph is not None or (self._symbols is not None and self._symbols.loaded)
+            if not dropped:
+                return False
+            self._graph = None
+            if self._store is not None:
+                self._symbols = SymbolIndex(self._store)
+                self._store.forget_symbols()
+        self.lines.clear()  # up to 512 files' lines
+        self.answers.clear()
+        release_memory()
+        log.info("%s: dropped the symbol index and graph after %.0f s without use", self.name, idle_s)
+        return True
 
     def matcher(self) -> IgnoreMatcher:
         """The walk's rules for one path at a time."""

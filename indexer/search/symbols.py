@@ -14,10 +14,11 @@ from functools import lru_cache
 import re2
 
 from ..errors import QueryError
+from ..heap import release_memory
 from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
 from ..parse import parse_file
-from ..rows import symbol_from_row, symbols_from_table
+from ..rows import symbol_from_row
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
 from . import bounds
@@ -205,6 +206,11 @@ class SymbolIndex:
         self._delta_paths: frozenset[str] = frozenset()
         self._lock = threading.Lock()
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the symbols were read (the first question reads them)."""
+        return self._version >= 0
+
     def tables(self) -> list[tuple[NameTable, frozenset[str]]]:
         """(table, paths it must skip): the base, then the changed files' table."""
         version = self._store.table(FILES).version
@@ -224,9 +230,10 @@ class SymbolIndex:
             p for p in hashes.keys() | self._base_hashes.keys() if hashes.get(p) != self._base_hashes.get(p)
         }
         if self._version < 0 or len(changed) > DELTA_FILES_MAX:
-            self._base = NameTable(symbols_from_table(self._store.table(SYMBOLS).to_arrow()))
+            self._base = NameTable(self._store.all_symbols())
             self._base_hashes = hashes
             self._delta, self._delta_paths = NameTable(()), frozenset()
+            release_memory(collect=False)  # the Arrow columns' lists: ~40 MiB on the stdlib
         else:
             self._delta = NameTable(self._store.symbols_of(sorted(changed)))
             self._delta_paths = frozenset(changed)

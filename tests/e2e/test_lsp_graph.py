@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from ..conftest import write_workspace
-from .conftest import indexed, initialize, start_client
+from .conftest import indexed, initialize, start_client, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -290,3 +290,34 @@ async def test_search_with_hops_reaches_the_called_function(graph_client: Langua
     assert isinstance(result, dict)
     hops = [h for h in result["hits"] if h["matchType"] == "multi-hop"]
     assert hops and any(h["path"] == "shapes/util.py" for h in hops)
+
+
+@pytest.mark.asyncio
+async def test_idle_server_drops_its_graph_and_symbol_index_and_answers_the_same_after(
+    gws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODESIFT_INDEXES_IDLE_S", "1")
+    client = await start_client()
+    try:
+        await initialize(client, gws)
+        await indexed(client)
+
+        async def answers() -> tuple[list[str], list[str]]:
+            item = await prepare(client, gws, "shapes/util.py", at(gws, "shapes/util.py", 0, "total"))
+            calls = await client.call_hierarchy_incoming_calls_async(
+                lsp.CallHierarchyIncomingCallsParams(item=item)
+            )
+            found = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="Square"))
+            return sorted(c.from_.name for c in calls or []), sorted(s.name for s in found or [])
+
+        before = await answers()
+        assert before[0] == ["report", "summary"] and "Square" in before[1]
+
+        def dropped() -> bool:
+            return any("dropped the symbol index and graph" in m.message for m in client.log_messages)
+
+        await wait_for(dropped, timeout=30, what="the idle drop")
+        assert await answers() == before
+    finally:
+        await client.shutdown_session()
+        await client.stop()
