@@ -145,12 +145,9 @@ def parse(command: str, argv: list[str]) -> dict[str, Any] | None:
                 return None
             params[dest] = True if kind == "flag" else kind[1]
             continue
-        if eq:
-            value = inline
-        else:
-            value = next(words, None)
-            if value is None or value.startswith("-"):
-                return None  # a missing value, or one click may read as an option
+        value: str | None = inline if eq else next(words, None)
+        if value is None or (not eq and value.startswith("-")):
+            return None  # a missing value, or one click may read as an option
         converted = _convert(value, kind)
         if converted is None:
             return None
