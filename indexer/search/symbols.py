@@ -14,9 +14,7 @@ from functools import lru_cache
 import re2
 
 from ..errors import QueryError
-from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
-from ..parse import parse_file
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
@@ -392,6 +390,9 @@ def overlay_symbols(
 
 @lru_cache(maxsize=64)
 def _parsed_symbols(path: str, text: str, project: str, settings: ChunkSettings) -> tuple[Symbol, ...]:
+    from ..languages import language_for_path  # tree-sitter: only an editor's unsaved buffers need it
+    from ..parse import parse_file
+
     first_line = text.split("\n", 1)[0]
     return parse_file(
         path, text, language_for_path(path, first_line), project=project, settings=settings
