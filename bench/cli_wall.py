@@ -83,7 +83,7 @@ def _quiet_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def measure_cold(root: Path, runs: int = 7) -> dict[str, float]:
-    """``--version``, rg, and each command in-process (no server: the cold path)."""
+    """``--version``, ``--help``, rg, and each command in-process (no server: the cold path)."""
     cs = _codesift()
     off = {**_quiet_env(dict(os.environ)), NO_SERVER_ENV: "1"}
     rg = [find_rg(), "-n", "--no-config", "--fixed-strings", "--regexp"]
@@ -91,6 +91,7 @@ def measure_cold(root: Path, runs: int = 7) -> dict[str, float]:
     wall, cpu = _p50(lambda: [*cs, "--version"], root, off, runs)
     fig["codesift --version (ms)"] = wall
     fig["codesift --version, CPU (ms)"] = cpu
+    fig["codesift --help (ms)"] = _p50(lambda: [*cs, "--help"], root, off, runs)[0]
     fig["rg -n PATTERN (ms)"] = _per(root, GREPS, lambda p: [*rg, p, "./"], off, runs)[0]
     for name, make, items in _commands(cs):
         fig[f"codesift {name}, no server (ms)"] = _per(root, items, make, off, runs)[0]

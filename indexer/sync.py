@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from . import journal, lease
 from .embed import Embedder, MissingModel, embedder_for_indexing
-from .errors import EmbedError, IndexBusyError, IndexMissingError, WorkspaceError, store_write_error
+from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
 from .lease import DEFAULT_LEASE_S, Lease
@@ -45,8 +45,9 @@ from .store import (
     IndexMeta,
     PendingChunk,
     Store,
-    default_index_uri,
 )
+from .store import index_uri_for as index_uri_for  # their home was here: callers import them from sync
+from .store import open_store as open_store
 from .workspace import ignore_note, walk
 
 log = logging.getLogger(__name__)
@@ -146,10 +147,6 @@ def writer_lock(
 
 
 # ----- indexing -----------------------------------------------------------------
-
-
-def index_uri_for(root: Path, settings: Settings) -> str:
-    return default_index_uri(root, settings.index.index_dir)
 
 
 def wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
@@ -627,13 +624,3 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),
         remote=overlay_status(store, settings, root, probe=probe_remote),
     )
-
-
-def open_store(root: Path, settings: Settings) -> Store:
-    """The store of a workspace for reading; IndexMissingError says how to build it."""
-    uri = index_uri_for(root.resolve(), settings)
-    # Reading never writes: opening a missing index directory would create it.
-    store = Store(uri) if index_exists_at(uri) else None
-    if store is None or store.read_meta() is None:
-        raise IndexMissingError(f"no codesift index for {root} yet: run `codesift index {root}` to build it")
-    return store

@@ -127,7 +127,7 @@ class LocalParts:
         self.settings = load_settings(root)
 
     def store(self) -> Store:
-        from codesift.indexer.sync import open_store
+        from codesift.indexer.store import open_store
 
         return open_store(self.root, self.settings)
 

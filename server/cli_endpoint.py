@@ -178,7 +178,7 @@ class HeldIndex:
             self._graph = None
 
     def store(self, settings: Settings) -> Store:
-        from codesift.indexer.sync import index_uri_for, open_store
+        from codesift.indexer.store import index_uri_for, open_store
 
         uri = index_uri_for(self.root, settings)
         key = (uri, settings.index, settings.chunk, settings.embed, _generation(uri))

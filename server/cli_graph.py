@@ -30,7 +30,7 @@ def _graph_targets(root: Path, name: str) -> tuple[Graph, list[Symbol]]:
     """The graph of the workspace and the definitions NAME means; exit 1 when none."""
     from codesift.indexer.graph import Graph
     from codesift.indexer.settings import load_settings
-    from codesift.indexer.sync import open_store
+    from codesift.indexer.store import open_store
 
     graph = Graph(open_store(root, load_settings(root)))
     targets = graph.find(name)
@@ -152,7 +152,7 @@ def research(
     from codesift.indexer.embed import make_embedder
     from codesift.indexer.research import ResearchKind, code_research, parse_question, render_markdown
     from codesift.indexer.settings import load_settings
-    from codesift.indexer.sync import open_store
+    from codesift.indexer.store import open_store
 
     root = find_root(root)
     with engine_errors():

@@ -23,43 +23,11 @@ from .cli_common import (
     to_jsonable,
     with_index,
 )
-from .cli_text import BOLD, BOLD_CYAN, CYAN, DIM, GREEN, RED, YELLOW, Lines, split_marked
+from .cli_print import print_grep, print_search, print_symbols
 
 if TYPE_CHECKING:
     from codesift.indexer.search.grep import CaseMode, GrepResult
     from codesift.indexer.search.results import Filters, SearchMode, SearchResult
-
-MEMBER_MATCH = 7  # SymbolMatch.MEMBER (a class's member brought in by its class); a test keeps them equal
-# LSP SymbolKind names by number (1…26, the engine's SymbolKind): importing the engine's
-# model costs more than the rest of an answer's printing; a test keeps them equal.
-SYMBOL_KINDS = [
-    "file",
-    "module",
-    "namespace",
-    "package",
-    "class",
-    "method",
-    "property",
-    "field",
-    "constructor",
-    "enum",
-    "interface",
-    "function",
-    "variable",
-    "constant",
-    "string",
-    "number",
-    "boolean",
-    "array",
-    "object",
-    "key",
-    "null",
-    "enum_member",
-    "struct",
-    "event",
-    "operator",
-    "type_parameter",
-]
 
 
 def _filters(
@@ -77,21 +45,6 @@ def _filters(
     except ValueError as exc:
         raise click.BadParameter(f"{exc}; kinds are {', '.join(k.value for k in ChunkKind)}") from exc
     return Filters(include=include, exclude=exclude, languages=lang, kinds=kinds, projects=project)
-
-
-def _hit_text(out: Lines, text: str, start_line: int, spans: Sequence[Sequence[int]], max_lines: int) -> None:
-    lines = split_marked(text, spans)
-    for i, (line, local) in enumerate(lines[:max_lines]):
-        out.add(out.style(f"{start_line + i:>6} │ ", DIM) + out.marked(line, local))
-    if len(lines) > max_lines:
-        out.add(out.style(f"       … {len(lines) - max_lines} more lines", DIM))
-
-
-def _say_index(root: Path) -> None:
-    """Name the index an answer came from (stderr, so stdout stays the answer alone)."""
-    note = Lines(sys.stderr)
-    note.add(note.style(f"index: {root}", DIM))
-    note.flush()
 
 
 @click.command()
@@ -173,23 +126,8 @@ def search(
     if as_json:
         print_json(payload)
         return
-    _say_index(root)
-    hits = cast(list[dict[str, Any]], payload["hits"])
-    out = Lines()
-    for hit in hits:
-        stale = " " + out.style("(changed since indexed)", RED) if hit["stale"] else ""
-        what = f" {hit['kind']} {hit['symbol']}" if hit["symbol"] else f" {hit['kind']}"
-        if hit["via"]:
-            what += " " + out.style(f"(via {' → '.join(hit['via'])})", DIM)
-        where = out.style(out.text(hit["path"]), BOLD_CYAN) + f":{hit['start_line']}-{hit['end_line']}"
-        score = out.style(f"{hit['score']:.3f}", GREEN)
-        out.add(f"{where}  {score} {out.style('+'.join(hit['sources']), DIM)}{out.text(what)}{stale}")
-        if not files:
-            _hit_text(out, hit["text"], hit["start_line"], hit["highlights"], 8)
-    out.flush()
-    _print_report(cast(dict[str, Any], payload["report"]))
-    if not hits:
-        sys.exit(1)
+    if code := print_search(payload, files):
+        sys.exit(code)
 
 
 def search_payload(
@@ -277,21 +215,6 @@ def search_json(result: SearchResult) -> dict[str, object]:
     return {"hits": hits, "report": cast(dict[str, object], to_jsonable(result.report))}
 
 
-def _print_report(report: dict[str, Any]) -> None:
-    err = Lines(sys.stderr)
-    per = ", ".join(f"{k} {v}" for k, v in report["per_source"].items())
-    err.add(
-        err.style(
-            f"{report['chunks']} chunks from {report['unique_files']} files, "
-            f"{report['chars']:,} characters; {per}; {report['millis'].get('total', 0):.0f} ms",
-            DIM,
-        )
-    )
-    for note in dict.fromkeys(report["notes"]):  # each condition once
-        err.add(f"{err.style('note:', YELLOW)} {err.text(note)}")
-    err.flush()
-
-
 @click.command()
 @click.argument("pattern")
 @root_option
@@ -337,39 +260,8 @@ def grep(
     if as_json:
         print_json(payload)
         return
-    _say_index(root)
-    passages = cast(list[dict[str, Any]], payload["passages"])
-    out = Lines()
-    for p in passages:
-        out.add(out.style(out.text(p["path"]), BOLD_CYAN))
-        matched = set(p["match_lines"])
-        n = p["start_line"]
-        if not out.color:  # a pipe or a file (most output): the lines as they are, no spans
-            for line in p["text"].split("\n"):
-                out.add(f"{n:>6}{':' if n in matched else '-'} {out.text(line)}")
-                n += 1
-        else:
-            for line, local in split_marked(p["text"], p["highlights"]):
-                number = out.style(f"{n:>6}:", GREEN) if n in matched else out.style(f"{n:>6}-", DIM)
-                out.add(f"{number} {out.marked(line, local)}")
-                n += 1
-        out.add()
-    out.flush()
-    err = Lines(sys.stderr)
-    err.add(
-        err.style(
-            f"{payload['matches']} matching lines in {payload['files']} files, "
-            f"{sum(len(p['text']) for p in passages):,} characters; {payload['millis']:.0f} ms",
-            DIM,
-        )
-    )
-    if payload["truncated"]:
-        err.add(f"{err.style('note:', YELLOW)} stopped early: {payload['reason']}")
-    if not passages:
-        err.add(f"no match for {pattern!r}")
-    err.flush()
-    if not passages:
-        sys.exit(1)
+    if code := print_grep(payload, pattern):
+        sys.exit(code)
 
 
 def grep_payload(
@@ -438,19 +330,8 @@ def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
     if as_json:
         print_json(payload)
         return
-    _say_index(root)
-    hits = cast(list[dict[str, Any]], payload["symbols"])
-    out = Lines()
-    for h in hits:
-        s = h["symbol"]
-        indent = "    " if h["match"] == MEMBER_MATCH else ""
-        kind = out.style(SYMBOL_KINDS[s["kind"] - 1], DIM)
-        where = out.style(out.text(s["path"]), CYAN) + f":{s['selection_range']['start']['line']}"
-        out.add(f"{indent}{out.style(out.text(s['qualified_name']), BOLD)} {kind} {where}")
-    out.flush()
-    if not hits:
-        click.echo(f"no symbol matches {name!r}", err=True)
-        sys.exit(1)
+    if code := print_symbols(payload, name):
+        sys.exit(code)
 
 
 def symbols_payload(parts: Parts, *, name: str, limit: int) -> dict[str, object]:

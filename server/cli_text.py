@@ -13,7 +13,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TextIO
+
+TYPE_CHECKING = False  # typing costs the CLI's thin path a few ms
+if TYPE_CHECKING:
+    from typing import TextIO
 
 BOLD_CYAN = "1;36"
 BOLD_YELLOW = "1;33"

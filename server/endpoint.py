@@ -45,18 +45,40 @@ import errno
 import fcntl
 import hashlib
 import json
-import logging
 import os
 import socket
 import stat
 import struct
-import threading
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False  # typing itself costs the CLI's thin path a few ms
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class _Log:
+    """This module's logger, made on first use. The CLI's thin path (``thin``) imports
+    neither logging nor threading (~10 ms); until something has imported logging, no
+    handler exists and a debug or info record would go nowhere, so those are dropped
+    without importing it."""
+
+    def __getattr__(self, level: str) -> Callable[..., None]:
+        if level in ("debug", "info") and "logging" not in sys.modules:
+            return _nowhere
+        import logging
+
+        method: Callable[..., None] = getattr(logging.getLogger(__name__), level)
+        return method
+
+
+def _nowhere(*args: object, **kwargs: object) -> None:
+    pass
+
+
+log = _Log()
 
 PROTOCOL = 1
 CONNECT_TIMEOUT_S = 1.0
@@ -68,8 +90,8 @@ META_COMMANDS = ("info", "stop")  # answered by the endpoint itself, whatever th
 LANGUAGE_SERVER = "language server"
 BACKGROUND = "background"
 
-Reply = dict[str, Any]
-Handler = Callable[[str, dict[str, Any]], Reply]
+Reply = dict[str, "Any"]
+Handler = Callable[[str, dict[str, "Any"]], Reply]
 
 
 def version() -> str:
@@ -237,6 +259,8 @@ class Endpoint:
         self.on_stop = on_stop
         self._handler = handler
         self._version = version()
+        import threading  # the server's side only: the CLI's thin path does without
+
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._sock: socket.socket | None = None
         self._inode: int | None = None
@@ -297,6 +321,8 @@ class Endpoint:
 
     def serve(self, handler: Handler) -> None:
         """Start answering on the claimed socket."""
+        import threading
+
         self._handler = handler
         self._last = time.monotonic()
         threading.Thread(target=self._accept, name="codesift-cli-endpoint", daemon=True).start()
@@ -368,6 +394,8 @@ class Endpoint:
             probe.close()
 
     def _accept(self) -> None:
+        import threading
+
         sock = self._sock
         while sock is not None and not self._closed.is_set():
             try:

@@ -15,10 +15,8 @@ import re2
 
 from ..errors import QueryError
 from ..heap import release_memory
-from ..languages import language_for_path
 from ..model import Symbol, SymbolKind
-from ..parse import parse_file
-from ..rows import symbol_from_row
+from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store
 from . import bounds
@@ -123,6 +121,8 @@ class NameTable:
         return list(dict.fromkeys(bisect.bisect_right(offsets, p) - 1 for p in positions))
 
     def _find_all(self, needle: str) -> list[int]:
+        if not needle:  # every name (``Outer.`` asks for the name ""); none of an empty table
+            return list(range(len(self._lower)))
         positions = []
         raw = needle.encode("utf-8")
         at = self._joined_lower.find(raw)
@@ -277,6 +277,50 @@ def _hump_regex(query: str) -> re2._Regexp | None:
     return re2.compile(body.encode("utf-8"), _SCAN_OPTIONS)
 
 
+def _one_shot_symbols(store: Store, query: str) -> list[Symbol]:
+    """The symbols a one-shot ``find_symbols(query)`` (no long-lived index: the CLI without
+    a server) can return or consult, read without building all of them.
+
+    Holding every symbol as an object (``SymbolIndex``) costs ~1.5-2.5 s on the stdlib's
+    64k: right for a server that answers many questions, most of a CLI call's time. A
+    ``NameTable`` of a subset gives the same answer as one of every symbol when the subset
+    holds every name that can match (a superset is found with RE2 scans: the query's
+    letters in order, or as a substring when it is short, and its camel humps), every
+    qualified-name match of a dotted query, and, for each of those, the symbols with the
+    same qualified name (``members`` checks namesakes) and those it contains (its members,
+    in its file or declared elsewhere); the order of the rows, and so of the table, is kept.
+    """
+    data = store.table(SYMBOLS).to_arrow()
+    names = [str(n).replace("\n", " ") for n in data.column("name").to_pylist()]
+    quals = [str(q) for q in data.column("qualified_name").to_pylist()]
+    name = query.rsplit(".", 1)[-1]
+    q = name.lower()
+    # the fuzzy scan (letters in order) runs for 3 letters or more; else a substring holds the rest
+    letters = "[^\n]*?".join(re.escape(c) for c in q) if len(q) >= 3 else re.escape(q)
+    keep: set[int] = set()
+    if letters:
+        lower = [n.lower() for n in names]
+        scan = re2.compile(letters.encode("utf-8"), _SCAN_OPTIONS)
+        keep.update(_matching_lines(scan, lower))
+        hump = _hump_regex(name)
+        if hump is not None:
+            keep.update(_matching_lines(hump, names))
+    else:
+        keep.update(range(len(names)))
+    keep.update(i for i, qualified in enumerate(quals) if qualified == query)
+    wanted = {quals[i] for i in keep}
+    conts = data.column("container").to_pylist()
+    rows = [i for i in range(len(quals)) if i in keep or quals[i] in wanted or conts[i] in wanted]
+    return symbols_from_table(data.take(rows)) if rows else []
+
+
+def _matching_lines(scan: re2._Regexp, lines: list[str]) -> set[int]:
+    """Indices of the ``lines`` (no newline in any) where ``scan`` matches."""
+    offsets = _line_offsets(lines)
+    text = "\n".join(lines).encode("utf-8")
+    return {bisect.bisect_right(offsets, m.start()) - 1 for m in scan.finditer(text)}
+
+
 def find_symbols(
     store: Store,
     query: str,
@@ -303,7 +347,11 @@ def find_symbols(
     unsaved = set(overlay or ())
     tables: list[NameTable] = []
     skips: list[Collection[str]] = []
-    for table, skip in (index or SymbolIndex(store)).tables():
+    if index is not None:
+        pairs = index.tables()
+    else:
+        pairs = [(NameTable(_one_shot_symbols(store, query)), frozenset())]
+    for table, skip in pairs:
         tables.append(table)
         skips.append(skip | unsaved)
     if overlay:
@@ -349,6 +397,9 @@ def overlay_symbols(
 
 @lru_cache(maxsize=64)
 def _parsed_symbols(path: str, text: str, project: str, settings: ChunkSettings) -> tuple[Symbol, ...]:
+    from ..languages import language_for_path  # tree-sitter: only an editor's unsaved buffers need it
+    from ..parse import parse_file
+
     first_line = text.split("\n", 1)[0]
     return parse_file(
         path, text, language_for_path(path, first_line), project=project, settings=settings

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from codesift.server.endpoint import NO_SERVER_ENV, address
+from codesift.server.thin import THIN_ENV
 
 from ..conftest import write_workspace
 from .rawlsp import RawServer
@@ -132,3 +134,62 @@ def test_a_killed_server_leaves_a_stale_socket_the_cli_steps_past_and_the_next_s
     finally:
         second.close()
     assert not address(root.resolve()).exists()  # a clean exit removes it
+
+
+def entry(root: Path, *args: str, thin: bool) -> tuple[subprocess.CompletedProcess[str], bool]:
+    """``codesift ARGS`` through the installed entry point (server/thin.py), the thin path
+    on or off (``CODESIFT_THIN=0``: the click command); also whether click was imported."""
+    code = (
+        "import sys\nfrom codesift.server.thin import main\n"
+        f"sys.argv = ['codesift', *{list(args)!r}]\n"
+        "try:\n    main()\nfinally:\n    sys.stderr.write('\\nCLICK=%s' % ('click' in sys.modules))"
+    )
+    env = {**os.environ, THIN_ENV: "1" if thin else "0"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    stderr, _, flag = run.stderr.rpartition("\nCLICK=")
+    return subprocess.CompletedProcess(run.args, run.returncode, run.stdout, stderr), flag == "True"
+
+
+def without_millis(stderr: str) -> str:
+    """stderr minus the tally's time (it differs between any two answers)."""
+    return re.sub(r"; \d+ ms$", "", stderr, flags=re.MULTILINE)
+
+
+def test_the_thin_path_prints_what_the_click_command_prints_without_importing_click(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    server = started(root)
+    try:
+        for question in [
+            *QUESTIONS,
+            *[(*q, "--json") for q in QUESTIONS],
+            ("symbols", "NoSuchNameAnywhere"),  # nothing found: exit 1
+            ("grep", "no-such-text-anywhere"),
+            ("grep", "(", "--regex"),  # the engine's error: exit 2
+            ("search", "x", "--limit", "100000000"),
+        ]:
+            thin, thin_click = entry(root, *question, thin=True)
+            full, full_click = entry(root, *question, thin=False)
+            assert not thin_click and full_click, question
+            assert thin.returncode == full.returncode, question
+            if "--json" in question:  # the same bytes, timings aside
+                assert json.dumps(without_timings(json.loads(thin.stdout)), indent=2) == json.dumps(
+                    without_timings(json.loads(full.stdout)), indent=2
+                )
+                assert thin.stdout.count("\n") == full.stdout.count("\n")
+                continue
+            assert thin.stdout == full.stdout, question
+            assert without_millis(thin.stderr) == without_millis(full.stderr), question
+        for question in (
+            ("grep", "password", "--no-such-option"),  # click's "No such option", exit 2
+            ("search", "x", "--kind", "nonsense"),  # a usage error the server reports
+            ("symbols", "--help"),
+            ("symbols", "AuthService", "--root", str(root / "no-such-folder")),
+        ):
+            thin, thin_click = entry(root, *question, thin=True)
+            full, _ = entry(root, *question, thin=False)
+            assert thin_click, f"{question} falls back to the click command"
+            assert (thin.returncode, thin.stdout, thin.stderr) == (full.returncode, full.stdout, full.stderr)
+    finally:
+        server.close()

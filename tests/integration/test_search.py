@@ -398,3 +398,50 @@ def test_bm25_finds_identifiers_whole_or_split_from_the_split_column(tmp_path: P
     for query in ("Fläche", "größe", "площадь", "flächeBerechnen", "höhe"):
         hits = bm25(store, query, 5)
         assert hits and hits[0].chunk.path == "app/maths.py", query
+
+
+def test_a_one_shot_symbol_search_answers_as_the_long_lived_index(tmp_path: Path, embedder: Embedder) -> None:
+    """``find_symbols`` without an index (the CLI with no server) reads only the symbols
+    that can match and their namesakes and members; the answer must be the one a
+    ``SymbolIndex`` of every symbol gives, for every kind of match and limit."""
+    from codesift.indexer.search.symbols import SymbolIndex
+
+    root = write_workspace(tmp_path / "ws")
+    swift = root / "Sources"
+    swift.mkdir()
+    (swift / "Token.swift").write_text("struct TokenAuth {\n    func check() -> Bool { return true }\n}\n")
+    (swift / "Token+Login.swift").write_text(  # members declared away from their type
+        "extension TokenAuth {\n    func loginUser(name: String) -> Bool { return check() }\n}\n"
+    )
+    (root / "app" / "again.py").write_text(  # a namesake of AuthService in another file
+        "class AuthService:\n    def logout(self):\n        return None\n\n"
+        "def get_user_settings():\n    return {}\n\ndef getUserSettings():\n    return {}\n"
+    )
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder, embed=False)
+    store = open_store(root, settings)
+    index = SymbolIndex(store)
+    queries = [
+        "AuthService",
+        "authservice",
+        "TokenAuth",
+        "login",
+        "valCred",
+        "vC",
+        "fetUs",
+        "gUS",
+        "get_us",
+        "getUS",
+        "a",
+        "us",
+        "AuthService.login",
+        "TokenAuth.loginUser",
+        "Outer.",
+        "nothing_like_this",
+    ]
+    for query in queries:
+        for limit in (1, 3, 50):
+            expected = find_symbols(store, query, limit=limit, index=index)
+            assert find_symbols(store, query, limit=limit) == expected, (query, limit)
+    members = [h.symbol.name for h in find_symbols(store, "TokenAuth") if h.match is SymbolMatch.MEMBER]
+    assert {"check", "loginUser"} <= set(members)

@@ -32,3 +32,26 @@ def test_the_store_imports_lancedb_without_its_rest_namespace_client() -> None:
     loaded = _modules_after("import codesift.indexer.store")
     assert "lancedb" in loaded and "lance_namespace_urllib3_client.models" in loaded
     assert not [m for m in loaded if m.startswith("lance_namespace_urllib3_client.api")]
+
+
+def test_the_thin_path_imports_only_the_standard_library_and_its_printer() -> None:
+    """What ``codesift search / grep / symbols`` import when a server answers (server/thin.py):
+    the entry point, the socket's client half, the printer and the index locator."""
+    loaded = _modules_after(
+        "import codesift.server.thin, codesift.server.endpoint, codesift.server.cli_print, "
+        "codesift.indexer.locate"
+    )
+    heavy = {"click", "rich", "logging", "threading", "typing", "pydantic", "numpy", "codesift.indexer.model"}
+    assert not heavy & loaded
+    assert not [m for m in loaded if m.startswith("codesift.") and m not in _THIN]
+
+
+_THIN = {
+    "codesift.server",
+    "codesift.server.thin",
+    "codesift.server.endpoint",
+    "codesift.server.cli_print",
+    "codesift.server.cli_text",
+    "codesift.indexer",
+    "codesift.indexer.locate",
+}
