@@ -150,7 +150,8 @@ def _plan(request: SearchRequest, settings: Settings) -> _Plan:
     given = (request.exact_keywords or "").strip()
     own_keywords = bool(given) and given != request.query.strip()
     keywords = given if own_keywords else extract_keywords(request.query)
-    bm25_query = given if own_keywords else (bm25_text(intent) or keywords)
+    plurals = request.mode == "hybrid"
+    bm25_query = given if own_keywords else (bm25_text(intent, with_plurals=plurals) or keywords)
     semantic_query = (request.semantic_query or "").strip() or semantic_text(intent)
     # Candidates per source do not grow with a limit below the default: the same
     # query gives the same scores at --limit 3 and --limit 20.
