@@ -64,7 +64,9 @@ def test_bm25_gets_base_forms_and_plurals_of_the_query_words_it_does_not_stem() 
     plan = _plan(SearchRequest("how are a file's chunks replaced in the index"), Settings())
     terms = plan.bm25_query.split()
     assert {"chunk", "replace", "files", "indexes"} <= set(terms)  # write_files, replace_rows
-    alone = _plan(SearchRequest("how are a file's chunks replaced", mode="bm25"), Settings()).bm25_query.split()
+    alone = _plan(
+        SearchRequest("how are a file's chunks replaced", mode="bm25"), Settings()
+    ).bm25_query.split()
     assert {"chunk", "replace"} <= set(alone) and "files" not in alone  # BM25 alone ranks worse with them
     assert plurals("class") == ["classes"] and plurals("query") == ["queries"] and plurals("key") == ["keys"]
     assert plurals("chunks") == [] and plurals("is") == []
