@@ -11,24 +11,12 @@ and so do generic types, arrays, predefined types and a generic parameter's name
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
-from .bindings import (
-    _NONE,
-    _UNKNOWN,
-    RETURN,
-    Marks,
-    _Binding,
-    _decide,
-    _own_scope,
-    _without_generics,
-    identifiers_in,
-)
+from .bindings import _NONE, _UNKNOWN, Collector, Marks, _Binding, captures, compiled_query, identifiers_in
 from .paths import UNKNOWN, dotted_path
 
 _QUERY = """
@@ -50,56 +38,40 @@ _QUERY = """
 (local_function_statement) @method
 (type_parameter name: (_) @generic)
 """
-_query: Query | None = None
 _NAMED = frozenset({"identifier", "qualified_name"})
 _NAMES = ("identifier", "implicit_parameter")  # `x => …` names its parameter without an identifier
 
 
 def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """The typed bindings of one C# file, as marks on the edges' end points."""
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("csharp"), _QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture in ("param", "property"):
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
-            elif capture == "decl":
-                declared = node.child_by_field_name("type")
-                for d in node.named_children:
-                    if d.type != "variable_declarator":
-                        continue
-                    name = d.child_by_field_name("name")
-                    if name is None:
-                        continue  # a tuple: its names are `unknown` captures
-                    if declared is not None and declared.type == "implicit_type":
-                        b = _value(_initializer(d))
-                    else:
-                        b = _declared(declared)
-                    bind(scope, node_text(name), b)
-            elif capture == "method":
-                target = _csharp_type(node.child_by_field_name("returns") or node.child_by_field_name("type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.add(node_text(node))
-    return _decide(_without_generics(found, generics), elsewhere)
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("csharp", _QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture in ("param", "property"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                c.bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
+        elif capture == "decl":
+            declared = node.child_by_field_name("type")
+            for d in node.named_children:
+                if d.type != "variable_declarator":
+                    continue
+                name = d.child_by_field_name("name")
+                if name is None:
+                    continue  # a tuple: its names are `unknown` captures
+                if declared is not None and declared.type == "implicit_type":
+                    b = _value(_initializer(d))
+                else:
+                    b = _declared(declared)
+                c.bind(scope, node_text(name), b)
+        elif capture == "method":
+            target = _csharp_type(node.child_by_field_name("returns") or node.child_by_field_name("type"))
+            c.returns(scope, node.child_by_field_name("name"), target)
+        elif capture == "generic":
+            c.generics.add(node_text(node))
+    return c.marks()
 
 
 def _declared(node: Node | None) -> _Binding:
