@@ -219,6 +219,22 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     return calls
 
 
+def annotated(target: Node | None) -> _Binding:
+    """A declared type's binding: its name, or untyped when it names no class."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+def value_after_equals(node: Node) -> Node | None:
+    """The value after ``=`` in a declaration whose grammar gives it no field."""
+    after = False
+    for c in node.children:
+        if c.type == "=":
+            after = True
+        elif after and c.is_named:
+            return c
+    return None
+
+
 Found = dict[tuple[str, str, str], list[_Binding]]
 
 
@@ -575,7 +591,7 @@ def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
     annotation = next((c for c in prop.named_children if c.type == "type_annotation"), None)
     if annotation is not None:
         target = _swift_type(annotation.child_by_field_name("name"))
-        bind(scope, name, _Binding("ann", target) if target is not None else _UNKNOWN)
+        bind(scope, name, annotated(target))
         return
     value = prop.child_by_field_name("value")
     if value is not None and value.type == "nil_literal":

@@ -16,7 +16,18 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .base import node_text
-from .bindings import _NONE, _UNKNOWN, Collector, Marks, _Binding, captures, compiled_query, identifiers_in
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    Collector,
+    Marks,
+    _Binding,
+    annotated,
+    captures,
+    compiled_query,
+    identifiers_in,
+    value_after_equals,
+)
 from .paths import UNKNOWN, dotted_path
 
 _QUERY = """
@@ -62,7 +73,7 @@ def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 if name is None:
                     continue  # a tuple: its names are `unknown` captures
                 if declared is not None and declared.type == "implicit_type":
-                    b = _value(_initializer(d))
+                    b = _value(value_after_equals(d))
                 else:
                     b = _declared(declared)
                 c.bind(scope, node_text(name), b)
@@ -76,7 +87,7 @@ def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
 
 def _declared(node: Node | None) -> _Binding:
     target = _csharp_type(node)
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _csharp_type(node: Node | None) -> Node | None:
@@ -88,17 +99,6 @@ def _csharp_type(node: Node | None) -> Node | None:
         return None
     walked = dotted_path(node)
     return walked[1] if walked is not None else None
-
-
-def _initializer(declarator: Node) -> Node | None:
-    """The value after ``=`` (the grammar gives it no field)."""
-    after = False
-    for c in declarator.children:
-        if c.type == "=":
-            after = True
-        elif after and c.is_named:
-            return c
-    return None
 
 
 def _value(value: Node | None) -> _Binding:

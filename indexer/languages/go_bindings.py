@@ -24,7 +24,7 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .base import node_text
-from .bindings import _NONE, _UNKNOWN, Collector, Found, Marks, _Binding, captures, compiled_query
+from .bindings import _NONE, _UNKNOWN, Collector, Found, Marks, _Binding, annotated, captures, compiled_query
 
 _QUERY = """
 (parameter_declaration) @param
@@ -111,7 +111,7 @@ def _named(node: Node | None) -> Node | None:
 
 def _declared(type_node: Node | None) -> _Binding:
     target = _named(type_node)
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _by_values(

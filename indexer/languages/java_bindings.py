@@ -20,6 +20,7 @@ from .bindings import (
     Marks,
     _Binding,
     _type_parameter,
+    annotated,
     captures,
     compiled_query,
     identifiers_in,
@@ -59,7 +60,7 @@ def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks
             name = node.child_by_field_name("name")
             target = _java_type(node.child_by_field_name("type"))
             if name is not None:
-                c.bind(scope, node_text(name), _Binding("ann", target) if target is not None else _UNKNOWN)
+                c.bind(scope, node_text(name), annotated(target))
         elif capture == "decl":
             declared = _java_type(node.child_by_field_name("type"))
             for d in node.children_by_field_name("declarator"):

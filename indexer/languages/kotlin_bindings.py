@@ -24,9 +24,11 @@ from .bindings import (
     Marks,
     _Binding,
     _type_parameter,
+    annotated,
     captures,
     compiled_query,
     identifiers_in,
+    value_after_equals,
 )
 
 _QUERY = """
@@ -91,23 +93,12 @@ def _property(prop: Node, scope: str, bind: Callable[[str, str, _Binding], None]
     if _child(declared, ("user_type", "nullable_type", "function_type")) is not None:
         bind(scope, node_text(name), _declared(declared))
         return
-    bind(scope, node_text(name), _value(_initializer(prop)))
-
-
-def _initializer(prop: Node) -> Node | None:
-    """The value after ``=`` (the grammar gives it no field)."""
-    after = False
-    for c in prop.children:
-        if c.type == "=":
-            after = True
-        elif after and c.is_named:
-            return c
-    return None
+    bind(scope, node_text(name), _value(value_after_equals(prop)))
 
 
 def _declared(node: Node) -> _Binding:
     target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _kotlin_type(node: Node | None) -> Node | None:

@@ -18,7 +18,16 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .base import node_text
-from .bindings import _UNKNOWN, Collector, Marks, _Binding, captures, compiled_query, identifiers_in
+from .bindings import (
+    _UNKNOWN,
+    Collector,
+    Marks,
+    _Binding,
+    annotated,
+    captures,
+    compiled_query,
+    identifiers_in,
+)
 from .go_bindings import _single_kind
 
 _QUERY = """
@@ -52,7 +61,7 @@ def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
             declared = node.child_by_field_name("type")
             if declared is not None:
                 target = _named(declared)
-                b = _Binding("ann", target) if target is not None else _UNKNOWN
+                b = annotated(target)
             else:
                 b = _value(node.child_by_field_name("value"))
             c.bind(scope, node_text(pattern), b)
@@ -61,9 +70,7 @@ def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
             field = node.child_by_field_name("name")
             target = _named(node.child_by_field_name("type"))
             if owner and field is not None:
-                c.attribute(
-                    owner, node_text(field), _Binding("ann", target) if target is not None else _UNKNOWN
-                )
+                c.attribute(owner, node_text(field), annotated(target))
         elif capture == "def":
             returned = node.child_by_field_name("return_type")
             target = _named(returned) or _self_type(returned, scope)

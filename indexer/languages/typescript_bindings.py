@@ -14,7 +14,17 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .base import node_text
-from .bindings import _NONE, _UNKNOWN, Collector, Marks, _Binding, captures, compiled_query, identifiers_in
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    Collector,
+    Marks,
+    _Binding,
+    annotated,
+    captures,
+    compiled_query,
+    identifiers_in,
+)
 from .paths import UNKNOWN, dotted_path
 
 _TS_QUERY = """
@@ -64,7 +74,7 @@ def typescript_marks(language: str, root: Node, at: Callable[[int], str], classe
             if pattern.type != "identifier":
                 c.unknown(scope, _ts_identifiers(pattern))  # `...rest`, `{ a, b }`
                 continue
-            b = _Binding("ann", target) if target is not None else _UNKNOWN
+            b = annotated(target)
             c.bind(scope, node_text(pattern), b)
             cls = owner(scope)
             modifiers = {n.type for n in node.named_children}
@@ -90,10 +100,7 @@ def typescript_marks(language: str, root: Node, at: Callable[[int], str], classe
                 continue
             target = _ts_type(node.child_by_field_name("type"))
             typed = node.child_by_field_name("type") is not None
-            if typed:
-                b = _Binding("ann", target) if target is not None else _UNKNOWN
-            else:
-                b = _ts_value(node.child_by_field_name("value"))
+            b = annotated(target) if typed else _ts_value(node.child_by_field_name("value"))
             c.bind(scope, node_text(name), b)
         elif capture == "thisassign":
             left = node.child_by_field_name("left")
