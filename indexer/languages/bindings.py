@@ -33,7 +33,7 @@ each in its module: :mod:`.java_bindings`, :mod:`.typescript_bindings`,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
@@ -66,14 +66,22 @@ _QUERY = """
 (nonlocal_statement) @unknown
 (case_pattern) @unknown
 """
-_query: Query | None = None
+_compiled: dict[tuple[str, str], Query] = {}
 
 
-def _compiled() -> Query:
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("python"), _QUERY)
-    return _query
+def compiled_query(language: str, text: str) -> Query:
+    """The binding query ``text`` for ``language``, compiled on first use and kept."""
+    query = _compiled.get((language, text))
+    if query is None:
+        query = _compiled[(language, text)] = Query(grammars.language(language), text)
+    return query
+
+
+def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
+    """Every (capture name, node) of ``query`` in ``root``, capture by capture."""
+    for capture, nodes in QueryCursor(query).captures(root).items():
+        for node in nodes:
+            yield capture, node
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,36 +122,35 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 if scope:
                     elsewhere.add(name)
 
-    for capture, nodes in QueryCursor(_compiled()).captures(root).items():
-        for node in nodes:
-            if capture == "unknown":
-                bind(scope_of(node), node, _UNKNOWN)
-            elif capture == "assign":
-                _assignment(node, scope_of(node), bind)
-            elif capture == "with":
-                _with(node, scope_of(node), bind)
-            elif capture == "params":
-                _parameters(node, scope_of(node), bind)
-            elif capture == "def":
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    bind(_outer_scope(node, at), name, _UNKNOWN)
-                ret = node.child_by_field_name("return_type")
-                target = _type_name(ret)
-                if target is not None and _own_scope(scope_of(node), name):
-                    found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
-            elif capture == "defname":
-                bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
-            elif capture == "import":
-                scope = scope_of(node)
-                for item in node.children_by_field_name("name"):
-                    alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
-                    first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
-                    bind(scope, first, _UNKNOWN)
-            elif capture == "global":
-                for name in node.named_children:
-                    bind(scope_of(node), name, _UNKNOWN)
-                    bind("", name, _UNKNOWN)
+    for capture, node in captures(compiled_query("python", _QUERY), root):
+        if capture == "unknown":
+            bind(scope_of(node), node, _UNKNOWN)
+        elif capture == "assign":
+            _assignment(node, scope_of(node), bind)
+        elif capture == "with":
+            _with(node, scope_of(node), bind)
+        elif capture == "params":
+            _parameters(node, scope_of(node), bind)
+        elif capture == "def":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                bind(_outer_scope(node, at), name, _UNKNOWN)
+            ret = node.child_by_field_name("return_type")
+            target = _type_name(ret)
+            if target is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
+        elif capture == "defname":
+            bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
+        elif capture == "import":
+            scope = scope_of(node)
+            for item in node.children_by_field_name("name"):
+                alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
+                first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
+                bind(scope, first, _UNKNOWN)
+        elif capture == "global":
+            for name in node.named_children:
+                bind(scope_of(node), name, _UNKNOWN)
+                bind("", name, _UNKNOWN)
     return _decide(found, elsewhere)
 
 
@@ -210,6 +217,63 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     if not calls or len({(b.how, b.text) for b in calls}) != 1:
         return []
     return calls
+
+
+def annotated(target: Node | None) -> _Binding:
+    """A declared type's binding: its name, or untyped when it names no class."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+def value_after_equals(node: Node) -> Node | None:
+    """The value after ``=`` in a declaration whose grammar gives it no field."""
+    after = False
+    for c in node.children:
+        if c.type == "=":
+            after = True
+        elif after and c.is_named:
+            return c
+    return None
+
+
+Found = dict[tuple[str, str, str], list[_Binding]]
+
+
+class Collector:
+    """One file's bindings as a binder finds them: ``found`` per (kind, scope, name), the
+    names bound in a scope other than the module's (``elsewhere``) and the generic
+    parameters' names (``generics``); :meth:`marks` turns them into marks. A name bound
+    in one of ``classes`` is that class's attribute, any other a local."""
+
+    def __init__(self, classes: Collection[str] = ()) -> None:
+        self.classes = classes
+        self.found: Found = defaultdict(list)
+        self.elsewhere: set[str] = set()
+        self.generics: set[str] = set()
+
+    def bind(self, scope: str, name: str, b: _Binding) -> None:
+        key = ("attr", scope, name) if scope in self.classes else ("local", scope, name)
+        self.found[key].append(b)
+        if scope:
+            self.elsewhere.add(name)
+
+    def unknown(self, scope: str, names: Iterable[str]) -> None:
+        """Names a binding leaves untyped (a loop, lambda, pattern variable…)."""
+        for name in names:
+            self.bind(scope, name, _UNKNOWN)
+
+    def attribute(self, owner: str, name: str, b: _Binding) -> None:
+        """A binding of ``owner``'s attribute from outside its body (a field, ``this.x``)."""
+        self.found[("attr", owner, name)].append(b)
+
+    def returns(self, scope: str, name: Node | None, target: Node | None) -> None:
+        """A function's declared return type, when the function is its own scope."""
+        if target is not None and _own_scope(scope, name):
+            self.found[(RETURN, scope, "")].append(_Binding("ann", target))
+
+    def marks(self, rule: Callable[[Found], Found] | None = None) -> Marks:
+        """The marks: generic parameters type nothing, then the language's ``rule``."""
+        found = _without_generics(self.found, self.generics)
+        return _decide(rule(found) if rule is not None else found, self.elsewhere)
 
 
 def _names(target: Node) -> list[str]:
@@ -410,7 +474,6 @@ _SWIFT_QUERY = """
 (function_declaration) @def
 (protocol_function_declaration) @def
 """
-_swift_query: Query | None = None
 
 
 def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
@@ -419,51 +482,28 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
     as attributes, and functions' declared return types (``-> Foo``, ``-> Foo?``).
     Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` / ``catch``
     bindings and tuple patterns leave a name untyped."""
-    global _swift_query
-    if _swift_query is None:
-        _swift_query = Query(grammars.language("swift"), _SWIFT_QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        if scope in classes:
-            found[("attr", scope, name)].append(b)
-            elsewhere.add(name)
-        else:
-            found[("local", scope, name)].append(b)
-            if scope:
-                elsewhere.add(name)
-
-    def unknown(node: Node) -> None:
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("swift", _SWIFT_QUERY), root):
         scope = at(node.start_byte)
-        for name in _identifiers(node):
-            bind(scope, name, _UNKNOWN)
-
-    for capture, nodes in QueryCursor(_swift_query).captures(root).items():
-        for node in nodes:
-            if capture == "unknown":
-                unknown(node)
-            elif capture == "pattern" or capture == "bound":
-                if not _property_name(node):
-                    unknown(node)
-            elif capture == "catch":
-                bind(at(node.start_byte), "error", _UNKNOWN)
-            elif capture == "param":
-                _swift_parameter(node, at(node.start_byte), bind)
-            elif capture == "prop":
-                _swift_property(node, at(node.start_byte), bind)
-            elif capture == "generic":
-                generics.update(_type_parameter(node))
-            elif capture == "def":
-                returned = next(
-                    (c for c in node.named_children if c.type in ("user_type", "optional_type")), None
-                )
-                target = _swift_type(returned)
-                scope = at(node.start_byte)
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-    return _decide(_without_generics(found, generics), elsewhere)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture == "pattern" or capture == "bound":
+            if not _property_name(node):
+                c.unknown(scope, _identifiers(node))
+        elif capture == "catch":
+            c.bind(scope, "error", _UNKNOWN)
+        elif capture == "param":
+            _swift_parameter(node, scope, c.bind)
+        elif capture == "prop":
+            _swift_property(node, scope, c.bind)
+        elif capture == "generic":
+            c.generics.update(_type_parameter(node))
+        elif capture == "def":
+            returned = next(
+                (n for n in node.named_children if n.type in ("user_type", "optional_type")), None
+            )
+            c.returns(scope, node.child_by_field_name("name"), _swift_type(returned))
+    return c.marks()
 
 
 def _property_name(node: Node) -> bool:
@@ -551,7 +591,7 @@ def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
     annotation = next((c for c in prop.named_children if c.type == "type_annotation"), None)
     if annotation is not None:
         target = _swift_type(annotation.child_by_field_name("name"))
-        bind(scope, name, _Binding("ann", target) if target is not None else _UNKNOWN)
+        bind(scope, name, annotated(target))
         return
     value = prop.child_by_field_name("value")
     if value is not None and value.type == "nil_literal":

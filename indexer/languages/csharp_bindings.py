@@ -11,23 +11,22 @@ and so do generic types, arrays, predefined types and a generic parameter's name
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
 from .bindings import (
     _NONE,
     _UNKNOWN,
-    RETURN,
+    Collector,
     Marks,
     _Binding,
-    _decide,
-    _own_scope,
-    _without_generics,
+    annotated,
+    captures,
+    compiled_query,
     identifiers_in,
+    value_after_equals,
 )
 from .paths import UNKNOWN, dotted_path
 
@@ -50,61 +49,45 @@ _QUERY = """
 (local_function_statement) @method
 (type_parameter name: (_) @generic)
 """
-_query: Query | None = None
 _NAMED = frozenset({"identifier", "qualified_name"})
 _NAMES = ("identifier", "implicit_parameter")  # `x => …` names its parameter without an identifier
 
 
 def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """The typed bindings of one C# file, as marks on the edges' end points."""
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("csharp"), _QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture in ("param", "property"):
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
-            elif capture == "decl":
-                declared = node.child_by_field_name("type")
-                for d in node.named_children:
-                    if d.type != "variable_declarator":
-                        continue
-                    name = d.child_by_field_name("name")
-                    if name is None:
-                        continue  # a tuple: its names are `unknown` captures
-                    if declared is not None and declared.type == "implicit_type":
-                        b = _value(_initializer(d))
-                    else:
-                        b = _declared(declared)
-                    bind(scope, node_text(name), b)
-            elif capture == "method":
-                target = _csharp_type(node.child_by_field_name("returns") or node.child_by_field_name("type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.add(node_text(node))
-    return _decide(_without_generics(found, generics), elsewhere)
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("csharp", _QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture in ("param", "property"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                c.bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
+        elif capture == "decl":
+            declared = node.child_by_field_name("type")
+            for d in node.named_children:
+                if d.type != "variable_declarator":
+                    continue
+                name = d.child_by_field_name("name")
+                if name is None:
+                    continue  # a tuple: its names are `unknown` captures
+                if declared is not None and declared.type == "implicit_type":
+                    b = _value(value_after_equals(d))
+                else:
+                    b = _declared(declared)
+                c.bind(scope, node_text(name), b)
+        elif capture == "method":
+            target = _csharp_type(node.child_by_field_name("returns") or node.child_by_field_name("type"))
+            c.returns(scope, node.child_by_field_name("name"), target)
+        elif capture == "generic":
+            c.generics.add(node_text(node))
+    return c.marks()
 
 
 def _declared(node: Node | None) -> _Binding:
     target = _csharp_type(node)
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _csharp_type(node: Node | None) -> Node | None:
@@ -116,17 +99,6 @@ def _csharp_type(node: Node | None) -> Node | None:
         return None
     walked = dotted_path(node)
     return walked[1] if walked is not None else None
-
-
-def _initializer(declarator: Node) -> Node | None:
-    """The value after ``=`` (the grammar gives it no field)."""
-    after = False
-    for c in declarator.children:
-        if c.type == "=":
-            after = True
-        elif after and c.is_named:
-            return c
-    return None
 
 
 def _value(value: Node | None) -> _Binding:

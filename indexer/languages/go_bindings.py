@@ -19,14 +19,12 @@ binding: the parser already writes it as ``self``.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
-from .bindings import _NONE, _UNKNOWN, RETURN, Marks, _Binding, _decide, _own_scope, _without_generics
+from .bindings import _NONE, _UNKNOWN, Collector, Found, Marks, _Binding, annotated, captures, compiled_query
 
 _QUERY = """
 (parameter_declaration) @param
@@ -41,65 +39,48 @@ _QUERY = """
 (method_declaration) @def
 (type_parameter_declaration) @generic
 """
-_query: Query | None = None
 _NAMED = frozenset({"type_identifier", "qualified_type"})
 
 
 def go_marks(root: Node, at: Callable[[int], str]) -> Marks:
     """The typed bindings of one Go file, as marks on the edges' end points."""
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("go"), _QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: Node, b: _Binding) -> None:
-        found[("local", scope, node_text(name))].append(b)
-        if scope:
-            elsewhere.add(node_text(name))
-
-    for capture, nodes in QueryCursor(_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for name in _identifiers(node):
-                    bind(scope, name, _UNKNOWN)
-            elif capture == "param":
-                if _is_receiver(node):
-                    continue  # the receiver: written `self` by the parser
+    c = Collector()
+    for capture, node in captures(compiled_query("go", _QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, (node_text(name) for name in _identifiers(node)))
+        elif capture == "param":
+            if _is_receiver(node):
+                continue  # the receiver: written `self` by the parser
+            b = _declared(node.child_by_field_name("type"))
+            for name in node.children_by_field_name("name"):
+                c.bind(scope, node_text(name), b)
+        elif capture == "var":
+            names = node.children_by_field_name("name")
+            values = node.child_by_field_name("value")
+            if node.child_by_field_name("type") is not None:
+                b = _declared(node.child_by_field_name("type"))
+                for name in names:
+                    c.bind(scope, node_text(name), b)
+            else:
+                _by_values(scope, names, values.named_children if values is not None else [], c.bind)
+        elif capture == "short":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            names = [n for n in (left.named_children if left is not None else []) if n.type == "identifier"]
+            _by_values(scope, names, right.named_children if right is not None else [], c.bind)
+        elif capture == "field":
+            owner = _struct_owner(node)
+            if owner:
                 b = _declared(node.child_by_field_name("type"))
                 for name in node.children_by_field_name("name"):
-                    bind(scope, name, b)
-            elif capture == "var":
-                names = node.children_by_field_name("name")
-                values = node.child_by_field_name("value")
-                if node.child_by_field_name("type") is not None:
-                    b = _declared(node.child_by_field_name("type"))
-                    for name in names:
-                        bind(scope, name, b)
-                else:
-                    _by_values(scope, names, values.named_children if values is not None else [], bind)
-            elif capture == "short":
-                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-                names = [
-                    n for n in (left.named_children if left is not None else []) if n.type == "identifier"
-                ]
-                _by_values(scope, names, right.named_children if right is not None else [], bind)
-            elif capture == "field":
-                owner = _struct_owner(node)
-                if owner:
-                    b = _declared(node.child_by_field_name("type"))
-                    for name in node.children_by_field_name("name"):
-                        found[("attr", owner, node_text(name))].append(b)
-            elif capture == "def":
-                target = _result_type(node.child_by_field_name("result"))
-                fn_name = node.child_by_field_name("name")
-                if target is not None and _own_scope(scope, fn_name):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.update(node_text(n) for n in node.children_by_field_name("name"))
-    return _decide(_single_kind(_without_generics(found, generics)), elsewhere)
+                    c.attribute(owner, node_text(name), b)
+        elif capture == "def":
+            c.returns(
+                scope, node.child_by_field_name("name"), _result_type(node.child_by_field_name("result"))
+            )
+        elif capture == "generic":
+            c.generics.update(node_text(n) for n in node.children_by_field_name("name"))
+    return c.marks(_single_kind)
 
 
 def _is_receiver(param: Node) -> bool:
@@ -112,9 +93,7 @@ def _is_receiver(param: Node) -> bool:
     )
 
 
-def _single_kind(
-    found: dict[tuple[str, str, str], list[_Binding]],
-) -> dict[tuple[str, str, str], list[_Binding]]:
+def _single_kind(found: Found) -> Found:
     """A declared type does not win over a value's in Go (an inner ``:=`` shadows): both
     kinds in one scope leave the name untyped."""
     return {
@@ -132,20 +111,20 @@ def _named(node: Node | None) -> Node | None:
 
 def _declared(type_node: Node | None) -> _Binding:
     target = _named(type_node)
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _by_values(
-    scope: str, names: list[Node], values: list[Node], bind: Callable[[str, Node, _Binding], None]
+    scope: str, names: list[Node], values: list[Node], bind: Callable[[str, str, _Binding], None]
 ) -> None:
     """``a, b := x, y`` pairs names with values; ``x, err := f()`` types only ``x``."""
     if len(values) == len(names):
         for name, value in zip(names, values, strict=True):
-            bind(scope, name, _value(value))
+            bind(scope, node_text(name), _value(value))
         return
     for i, name in enumerate(names):
         first = i == 0 and len(values) == 1 and values[0].type == "call_expression"
-        bind(scope, name, _value(values[0]) if first else _UNKNOWN)
+        bind(scope, node_text(name), _value(values[0]) if first else _UNKNOWN)
 
 
 def _value(value: Node) -> _Binding:

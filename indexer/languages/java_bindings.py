@@ -8,23 +8,21 @@ untyped, and so does a generic parameter's name.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
 from .bindings import (
     _NONE,
     _UNKNOWN,
-    RETURN,
+    Collector,
     Marks,
     _Binding,
-    _decide,
-    _own_scope,
     _type_parameter,
-    _without_generics,
+    annotated,
+    captures,
+    compiled_query,
     identifiers_in,
 )
 from .paths import dotted_path
@@ -46,7 +44,6 @@ _JAVA_QUERY = """
 (method_declaration) @method
 (type_parameter) @generic
 """
-_java_query: Query | None = None
 _JAVA_TYPES = frozenset({"type_identifier", "scoped_type_identifier"})
 
 
@@ -54,52 +51,36 @@ def java_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks
     """Java's typed bindings: ``Foo x`` parameters, locals and fields (``var x = new
     Foo()`` / ``= a.make()`` by the value), a method's declared return type. Lambda,
     loop, catch, resource and pattern variables leave a name untyped."""
-    global _java_query
-    if _java_query is None:
-        _java_query = Query(grammars.language("java"), _JAVA_QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_java_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _java_identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture == "param":
-                name = node.child_by_field_name("name")
-                target = _java_type(node.child_by_field_name("type"))
-                if name is not None:
-                    bind(scope, node_text(name), _Binding("ann", target) if target is not None else _UNKNOWN)
-            elif capture == "decl":
-                declared = _java_type(node.child_by_field_name("type"))
-                for d in node.children_by_field_name("declarator"):
-                    name = d.child_by_field_name("name")
-                    if name is None:
-                        continue
-                    if d.child_by_field_name("dimensions") is not None:
-                        b = _UNKNOWN  # `Foo x[]`: an array
-                    elif declared is not None:
-                        b = _Binding("ann", declared)
-                    elif node_text(node.child_by_field_name("type")) == "var":
-                        b = _java_value(d.child_by_field_name("value"))
-                    else:
-                        b = _UNKNOWN
-                    bind(scope, node_text(name), b)
-            elif capture == "method":
-                target = _java_type(node.child_by_field_name("type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.update(_type_parameter(node))
-    return _decide(_without_generics(found, generics), elsewhere)
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("java", _JAVA_QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _java_identifiers(node))
+        elif capture == "param":
+            name = node.child_by_field_name("name")
+            target = _java_type(node.child_by_field_name("type"))
+            if name is not None:
+                c.bind(scope, node_text(name), annotated(target))
+        elif capture == "decl":
+            declared = _java_type(node.child_by_field_name("type"))
+            for d in node.children_by_field_name("declarator"):
+                name = d.child_by_field_name("name")
+                if name is None:
+                    continue
+                if d.child_by_field_name("dimensions") is not None:
+                    b = _UNKNOWN  # `Foo x[]`: an array
+                elif declared is not None:
+                    b = _Binding("ann", declared)
+                elif node_text(node.child_by_field_name("type")) == "var":
+                    b = _java_value(d.child_by_field_name("value"))
+                else:
+                    b = _UNKNOWN
+                c.bind(scope, node_text(name), b)
+        elif capture == "method":
+            c.returns(scope, node.child_by_field_name("name"), _java_type(node.child_by_field_name("type")))
+        elif capture == "generic":
+            c.generics.update(_type_parameter(node))
+    return c.marks()
 
 
 def _java_identifiers(node: Node) -> list[str]:

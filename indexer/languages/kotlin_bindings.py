@@ -12,24 +12,23 @@ types and a generic parameter's name leave a name untyped.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
 from .bindings import (
     _NONE,
     _UNKNOWN,
-    RETURN,
+    Collector,
     Marks,
     _Binding,
-    _decide,
-    _own_scope,
     _type_parameter,
-    _without_generics,
+    annotated,
+    captures,
+    compiled_query,
     identifiers_in,
+    value_after_equals,
 )
 
 _QUERY = """
@@ -44,7 +43,6 @@ _QUERY = """
 (function_declaration) @def
 (type_parameter) @generic
 """
-_query: Query | None = None
 _NOT_VALUE = frozenset(
     {"modifiers", "binding_pattern_kind", "variable_declaration", "type_constraints", "getter", "setter"}
 )
@@ -52,47 +50,32 @@ _NOT_VALUE = frozenset(
 
 def kotlin_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """The typed bindings of one Kotlin file, as marks on the edges' end points."""
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("kotlin"), _QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture == "catch":
-                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
-                if name is not None:
-                    bind(scope, node_text(name), _UNKNOWN)
-            elif capture == "param":
-                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
-                if name is not None:
-                    bind(scope, node_text(name), _declared(node))
-            elif capture == "classparam":
-                name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
-                held = any(c.type == "binding_pattern_kind" for c in node.named_children)
-                if name is not None and held and scope in classes:  # `val bar: Bar`: a property
-                    found[("attr", scope, node_text(name))].append(_declared(node))
-            elif capture == "prop":
-                _property(node, scope, bind)
-            elif capture == "def":
-                target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
-                if target is not None and _own_scope(scope, _child(node, ("simple_identifier",))):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.update(_type_parameter(node))
-    return _decide(_without_generics(found, generics), elsewhere)
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("kotlin", _QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture == "catch":
+            name = _child(node, ("simple_identifier",))
+            if name is not None:
+                c.bind(scope, node_text(name), _UNKNOWN)
+        elif capture == "param":
+            name = _child(node, ("simple_identifier",))
+            if name is not None:
+                c.bind(scope, node_text(name), _declared(node))
+        elif capture == "classparam":
+            name = _child(node, ("simple_identifier",))
+            held = any(n.type == "binding_pattern_kind" for n in node.named_children)
+            if name is not None and held and scope in classes:  # `val bar: Bar`: a property
+                c.attribute(scope, node_text(name), _declared(node))
+        elif capture == "prop":
+            _property(node, scope, c.bind)
+        elif capture == "def":
+            target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
+            c.returns(scope, _child(node, ("simple_identifier",)), target)
+        elif capture == "generic":
+            c.generics.update(_type_parameter(node))
+    return c.marks()
 
 
 def _property(prop: Node, scope: str, bind: Callable[[str, str, _Binding], None]) -> None:
@@ -110,23 +93,12 @@ def _property(prop: Node, scope: str, bind: Callable[[str, str, _Binding], None]
     if _child(declared, ("user_type", "nullable_type", "function_type")) is not None:
         bind(scope, node_text(name), _declared(declared))
         return
-    bind(scope, node_text(name), _value(_initializer(prop)))
-
-
-def _initializer(prop: Node) -> Node | None:
-    """The value after ``=`` (the grammar gives it no field)."""
-    after = False
-    for c in prop.children:
-        if c.type == "=":
-            after = True
-        elif after and c.is_named:
-            return c
-    return None
+    bind(scope, node_text(name), _value(value_after_equals(prop)))
 
 
 def _declared(node: Node) -> _Binding:
     target = _kotlin_type(_child(node, ("user_type", "nullable_type")))
-    return _Binding("ann", target) if target is not None else _UNKNOWN
+    return annotated(target)
 
 
 def _kotlin_type(node: Node | None) -> Node | None:

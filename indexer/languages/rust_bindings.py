@@ -13,21 +13,19 @@ binding: the resolver knows the impl's type.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
 from .bindings import (
     _UNKNOWN,
-    RETURN,
+    Collector,
     Marks,
     _Binding,
-    _decide,
-    _own_scope,
-    _without_generics,
+    annotated,
+    captures,
+    compiled_query,
     identifiers_in,
 )
 from .go_bindings import _single_kind
@@ -43,60 +41,43 @@ _QUERY = """
 (function_item) @def
 (type_parameter name: (_) @generic)
 """
-_query: Query | None = None
 _NAMED = frozenset({"type_identifier", "scoped_type_identifier"})
 
 
 def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
     """The typed bindings of one Rust file, as marks on the edges' end points."""
-    global _query
-    if _query is None:
-        _query = Query(grammars.language("rust"), _QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        found[("local", scope, name)].append(b)
-        if scope:
-            elsewhere.add(name)
-
-    for capture, nodes in QueryCursor(_query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for name in _identifiers(node):
-                    bind(scope, name, _UNKNOWN)
-            elif capture in ("param", "let"):
-                pattern = node.child_by_field_name("pattern")
-                if pattern is None:
-                    continue
-                if pattern.type != "identifier":
-                    for name in _identifiers(pattern):
-                        bind(scope, name, _UNKNOWN)
-                    continue
-                declared = node.child_by_field_name("type")
-                if declared is not None:
-                    target = _named(declared)
-                    b = _Binding("ann", target) if target is not None else _UNKNOWN
-                else:
-                    b = _value(node.child_by_field_name("value"))
-                bind(scope, node_text(pattern), b)
-            elif capture == "field":
-                owner = _struct_owner(node, scope)
-                field = node.child_by_field_name("name")
-                target = _named(node.child_by_field_name("type"))
-                if owner and field is not None:
-                    b = _Binding("ann", target) if target is not None else _UNKNOWN
-                    found[("attr", owner, node_text(field))].append(b)
-            elif capture == "def":
-                returned = node.child_by_field_name("return_type")
-                target = _named(returned) or _self_type(returned, scope)
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                generics.add(node_text(node))
-    return _decide(_single_kind(_without_generics(found, generics)), elsewhere)
+    c = Collector()
+    for capture, node in captures(compiled_query("rust", _QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture in ("param", "let"):
+            pattern = node.child_by_field_name("pattern")
+            if pattern is None:
+                continue
+            if pattern.type != "identifier":
+                c.unknown(scope, _identifiers(pattern))
+                continue
+            declared = node.child_by_field_name("type")
+            if declared is not None:
+                target = _named(declared)
+                b = annotated(target)
+            else:
+                b = _value(node.child_by_field_name("value"))
+            c.bind(scope, node_text(pattern), b)
+        elif capture == "field":
+            owner = _struct_owner(node, scope)
+            field = node.child_by_field_name("name")
+            target = _named(node.child_by_field_name("type"))
+            if owner and field is not None:
+                c.attribute(owner, node_text(field), annotated(target))
+        elif capture == "def":
+            returned = node.child_by_field_name("return_type")
+            target = _named(returned) or _self_type(returned, scope)
+            c.returns(scope, node.child_by_field_name("name"), target)
+        elif capture == "generic":
+            c.generics.add(node_text(node))
+    return c.marks(_single_kind)
 
 
 def _named(node: Node | None) -> Node | None:

@@ -9,22 +9,20 @@ imports and generic parameters leave a name untyped.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
-from .. import grammars
 from .base import node_text
 from .bindings import (
     _NONE,
     _UNKNOWN,
-    RETURN,
+    Collector,
     Marks,
     _Binding,
-    _decide,
-    _own_scope,
-    _without_generics,
+    annotated,
+    captures,
+    compiled_query,
     identifiers_in,
 )
 from .paths import UNKNOWN, dotted_path
@@ -50,7 +48,6 @@ _TS_QUERY = """
 (function_signature) @function
 (type_parameter) @generic
 """
-_ts_queries: dict[str, Query] = {}
 _TS_NAMES = frozenset({"identifier", "shorthand_property_identifier_pattern", "property_identifier"})
 
 
@@ -59,85 +56,66 @@ def typescript_marks(language: str, root: Node, at: Callable[[int], str], classe
     constructor is an attribute too), ``const x: Foo`` / ``= new Foo()`` / ``= make()``,
     class fields, ``this.x = new Foo()``, declared return types. Arrow, loop, catch and
     destructured variables, reassignments and imports leave a name untyped."""
-    query = _ts_queries.get(language)
-    if query is None:
-        query = _ts_queries[language] = Query(grammars.language(language), _TS_QUERY)
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()
-    generics: set[str] = set()
-
-    def bind(scope: str, name: str, b: _Binding) -> None:
-        key = ("attr", scope, name) if scope in classes else ("local", scope, name)
-        found[key].append(b)
-        if scope:
-            elsewhere.add(name)
+    c = Collector(classes)
 
     def owner(scope: str) -> str | None:
         cls = scope.rpartition(".")[0]
         return cls if cls in classes else None
 
-    for capture, nodes in QueryCursor(query).captures(root).items():
-        for node in nodes:
-            scope = at(node.start_byte)
-            if capture == "unknown":
-                for word in _ts_identifiers(node):
-                    bind(scope, word, _UNKNOWN)
-            elif capture == "param":
-                pattern = node.child_by_field_name("pattern")
-                target = _ts_type(node.child_by_field_name("type"))
-                if pattern is None:
-                    continue
-                if pattern.type != "identifier":
-                    for word in _ts_identifiers(pattern):  # `...rest`, `{ a, b }`
-                        bind(scope, word, _UNKNOWN)
-                    continue
-                b = _Binding("ann", target) if target is not None else _UNKNOWN
-                bind(scope, node_text(pattern), b)
-                cls = owner(scope)
-                modifiers = {c.type for c in node.named_children}
-                if cls is not None and modifiers & {"accessibility_modifier", "readonly"}:
-                    found[("attr", cls, node_text(pattern))].append(b)  # a parameter property
-            elif capture == "var":
-                name = node.child_by_field_name("name")
-                if name is None:
-                    continue
-                if name.type != "identifier":
-                    for word in _ts_identifiers(name):
-                        bind(scope, word, _UNKNOWN)
-                    continue
-                target = _ts_type(node.child_by_field_name("type"))
-                if target is not None:
-                    bind(scope, node_text(name), _Binding("ann", target))
-                elif node.child_by_field_name("type") is not None:
-                    bind(scope, node_text(name), _UNKNOWN)
-                else:
-                    bind(scope, node_text(name), _ts_value(node.child_by_field_name("value")))
-            elif capture == "field":
-                name = node.child_by_field_name("name")
-                if name is None or scope not in classes:
-                    continue
-                target = _ts_type(node.child_by_field_name("type"))
-                typed = node.child_by_field_name("type") is not None
-                if typed:
-                    b = _Binding("ann", target) if target is not None else _UNKNOWN
-                else:
-                    b = _ts_value(node.child_by_field_name("value"))
-                bind(scope, node_text(name), b)
-            elif capture == "thisassign":
-                left = node.child_by_field_name("left")
-                prop = left.child_by_field_name("property") if left is not None else None
-                cls = owner(scope)
-                if prop is not None and cls is not None:
-                    found[("attr", cls, node_text(prop))].append(_ts_value(node.child_by_field_name("right")))
-            elif capture == "function":
-                target = _ts_type(node.child_by_field_name("return_type"))
-                if target is not None and _own_scope(scope, node.child_by_field_name("name")):
-                    found[(RETURN, scope, "")].append(_Binding("ann", target))
-            elif capture == "generic":
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    generics.add(node_text(name))
-    return _decide(_without_generics(found, generics), elsewhere)
+    for capture, node in captures(compiled_query(language, _TS_QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _ts_identifiers(node))
+        elif capture == "param":
+            pattern = node.child_by_field_name("pattern")
+            target = _ts_type(node.child_by_field_name("type"))
+            if pattern is None:
+                continue
+            if pattern.type != "identifier":
+                c.unknown(scope, _ts_identifiers(pattern))  # `...rest`, `{ a, b }`
+                continue
+            b = annotated(target)
+            c.bind(scope, node_text(pattern), b)
+            cls = owner(scope)
+            modifiers = {n.type for n in node.named_children}
+            if cls is not None and modifiers & {"accessibility_modifier", "readonly"}:
+                c.attribute(cls, node_text(pattern), b)  # a parameter property
+        elif capture == "var":
+            name = node.child_by_field_name("name")
+            if name is None:
+                continue
+            if name.type != "identifier":
+                c.unknown(scope, _ts_identifiers(name))
+                continue
+            target = _ts_type(node.child_by_field_name("type"))
+            if target is not None:
+                c.bind(scope, node_text(name), _Binding("ann", target))
+            elif node.child_by_field_name("type") is not None:
+                c.bind(scope, node_text(name), _UNKNOWN)
+            else:
+                c.bind(scope, node_text(name), _ts_value(node.child_by_field_name("value")))
+        elif capture == "field":
+            name = node.child_by_field_name("name")
+            if name is None or scope not in classes:
+                continue
+            target = _ts_type(node.child_by_field_name("type"))
+            typed = node.child_by_field_name("type") is not None
+            b = annotated(target) if typed else _ts_value(node.child_by_field_name("value"))
+            c.bind(scope, node_text(name), b)
+        elif capture == "thisassign":
+            left = node.child_by_field_name("left")
+            prop = left.child_by_field_name("property") if left is not None else None
+            cls = owner(scope)
+            if prop is not None and cls is not None:
+                c.attribute(cls, node_text(prop), _ts_value(node.child_by_field_name("right")))
+        elif capture == "function":
+            target = _ts_type(node.child_by_field_name("return_type"))
+            c.returns(scope, node.child_by_field_name("name"), target)
+        elif capture == "generic":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                c.generics.add(node_text(name))
+    return c.marks()
 
 
 def _ts_identifiers(node: Node) -> list[str]:
