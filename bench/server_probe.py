@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -42,18 +43,33 @@ async def _idle(client: LanguageClient, timeout: float) -> None:
     raise TimeoutError("the server did not become idle")
 
 
-async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: float = 900) -> LanguageClient:
-    """A pygls client on a real ``codesift serve`` for ``root``, initialised and idle.
-    ``pause_vectors`` cancels the server's vectors job (an index built with
-    ``--no-embed``), so what is measured does not compete with embedding."""
+def quiet_client(on_progress: Callable[[lsp.ProgressParams], None] | None = None) -> LanguageClient:
+    """A pygls client that accepts the server's progress and log messages and drops
+    them (``on_progress`` sees each progress report)."""
     client = LanguageClient("codesift-bench", "1")
-    paused: set[str | int] = set()
 
     @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
     def create(params: lsp.WorkDoneProgressCreateParams) -> None:
         return None
 
     @client.feature(lsp.PROGRESS)
+    def progress(params: lsp.ProgressParams) -> None:
+        if on_progress is not None:
+            on_progress(params)
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def log_message(params: lsp.LogMessageParams) -> None:
+        return None
+
+    return client
+
+
+async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: float = 900) -> LanguageClient:
+    """A pygls client on a real ``codesift serve`` for ``root``, initialised and idle.
+    ``pause_vectors`` cancels the server's vectors job (an index built with
+    ``--no-embed``), so what is measured does not compete with embedding."""
+    paused: set[str | int] = set()
+
     def progress(params: lsp.ProgressParams) -> None:
         value = params.value
         message = str(
@@ -63,9 +79,7 @@ async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: flo
             paused.add(params.token)
             client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=params.token))
 
-    @client.feature(lsp.WINDOW_LOG_MESSAGE)
-    def log_message(params: lsp.LogMessageParams) -> None:
-        return None
+    client = quiet_client(progress)
 
     await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
     await client.initialize_async(
@@ -86,19 +100,7 @@ async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: flo
 
 
 async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, float]:
-    client = LanguageClient("codesift-bench", "1")
-
-    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
-        return None
-
-    @client.feature(lsp.PROGRESS)
-    def progress(params: lsp.ProgressParams) -> None:
-        return None
-
-    @client.feature(lsp.WINDOW_LOG_MESSAGE)
-    def log_message(params: lsp.LogMessageParams) -> None:
-        return None
+    client = quiet_client()
 
     env = {**os.environ, "CODESIFT_MODEL_IDLE_S": str(MODEL_IDLE_S)}
     await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env=env)
@@ -209,19 +211,7 @@ async def _hierarchy_positions(root: Path) -> list[tuple[str, lsp.Position]]:
 async def _probe_request_types(
     root: Path, queries: list[str], settle: float, env: dict[str, str], idle_s: float | None
 ) -> dict[str, float]:
-    client = LanguageClient("codesift-bench", "1")
-
-    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    def create(params: lsp.WorkDoneProgressCreateParams) -> None:
-        return None
-
-    @client.feature(lsp.PROGRESS)
-    def progress(params: lsp.ProgressParams) -> None:
-        return None
-
-    @client.feature(lsp.WINDOW_LOG_MESSAGE)
-    def log_message(params: lsp.LogMessageParams) -> None:
-        return None
+    client = quiet_client()
 
     await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env={**os.environ, **env})
     pid = client._server.pid  # type: ignore[attr-defined]
