@@ -412,13 +412,20 @@ def _guarded(function: Node | None) -> set[str]:
     on every path, so the assignment alone types it — unless ``x`` is used as a receiver
     (``x.m``) before the guard, where it is still whatever the caller passed."""
     body = function.child_by_field_name("body") if function is not None else None
+    stmts = body.named_children if body is not None else []
+    guards = [(i, _isinstance_guard(stmt)) for i, stmt in enumerate(stmts)]
+    guards = [(i, name) for i, name in guards if name is not None]
     out: set[str] = set()
+    if not guards:
+        return out  # the common case: no walk of the body at all (it was 9% of indexing)
     used: set[str] = set()  # names used as receivers in the statements so far
-    for stmt in body.named_children if body is not None else []:
-        name = _isinstance_guard(stmt)
-        if name is not None and name not in used:
+    done = 0
+    for i, name in guards:
+        for stmt in stmts[done:i]:
+            used.update(_receivers(stmt))
+        done = i
+        if name not in used:
             out.add(name)
-        used.update(_receivers(stmt))
     return out
 
 
