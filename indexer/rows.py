@@ -277,13 +277,13 @@ CHUNK_COLUMNS = [
     "start_line",
     "end_line",
     "text",
-    "search_text",
     "content_hash",
 ]
 
 
 def chunk_from_row(r: dict[str, object]) -> Chunk:
-    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS."""
+    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS (the BM25 column
+    ``search_text`` is not read back: ``Chunk.search_text`` stays empty)."""
 
     def i(key: str) -> int:
         v = r[key]
@@ -299,7 +299,6 @@ def chunk_from_row(r: dict[str, object]) -> Chunk:
         start_line=i("start_line"),
         end_line=i("end_line"),
         text=str(r["text"]),
-        search_text=str(r["search_text"] or ""),
         content_hash=str(r["content_hash"]),
     )
 

@@ -28,6 +28,7 @@ from ..model import Chunk, FileStatus
 from ..paths import os_path
 from ..settings import SearchSettings, Settings
 from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
+from ..text import search_text
 from . import bounds, exact
 from . import grep as grep_mod
 from .bounds import check_float, check_int, check_query
@@ -409,7 +410,7 @@ def _relevance(store: Store, plan: _Plan, got: _Retrieved) -> Relevance:
             if c.id in sims and best_sim > 0:
                 rel = max(0.0, min(1.0, sims[c.id] / best_sim))
             if terms:
-                words = set(c.search_text.split())
+                words = set(search_text(c.text).split())
                 rel = max(rel, len(terms & words) / len(terms))
             out[c.id] = rel
         return out

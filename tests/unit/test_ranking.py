@@ -25,7 +25,7 @@ def chunk(
     language: str = "python",
 ) -> Chunk:
     cid = f"{path}:{line}"
-    return Chunk(cid, path, "ws", language, kind, symbol, line, line + 3, text, text, cid)
+    return Chunk(cid, path, "ws", language, kind, symbol, line, line + 3, text, cid)
 
 
 def symbol_for(c: Chunk, name: str) -> Symbol:
