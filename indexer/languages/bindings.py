@@ -413,8 +413,7 @@ def _guarded(function: Node | None) -> set[str]:
     (``x.m``) before the guard, where it is still whatever the caller passed."""
     body = function.child_by_field_name("body") if function is not None else None
     stmts = body.named_children if body is not None else []
-    guards = [(i, _isinstance_guard(stmt)) for i, stmt in enumerate(stmts)]
-    guards = [(i, name) for i, name in guards if name is not None]
+    guards = [(i, name) for i, stmt in enumerate(stmts) if (name := _isinstance_guard(stmt)) is not None]
     out: set[str] = set()
     if not guards:
         return out  # the common case: no walk of the body at all (it was 9% of indexing)
