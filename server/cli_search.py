@@ -26,7 +26,7 @@ from .cli_common import (
 from .cli_print import print_grep, print_search, print_symbols
 
 if TYPE_CHECKING:
-    from codesift.indexer.search.grep import CaseMode, GrepResult
+    from codesift.indexer.search.passages import CaseMode, GrepResult
     from codesift.indexer.search.results import Filters, SearchMode, SearchResult
 
 

@@ -39,9 +39,9 @@ from codesift.indexer.files import read_file as read_text_file
 from codesift.indexer.languages import language_for_path
 from codesift.indexer.model import SymbolKind
 from codesift.indexer.search.filters import path_allowed
-from codesift.indexer.search.grep import Passage
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
+from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
 from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.search.symbols import SymbolHit, find_symbols

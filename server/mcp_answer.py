@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from codesift.indexer.graph import CallSite, Implementation
 from codesift.indexer.model import Symbol
-from codesift.indexer.search.grep import Passage
+from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import SearchHit
 from codesift.indexer.search.symbols import SymbolHit, SymbolMatch
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from ..settings import IndexSettings
 from ..store import CHUNKS, Store, in_filters
 from .filters import and_where, path_allowed
-from .grep import is_case_sensitive
 from .grep_memory import OverlayFilter, TextMatcher, normalise_overlay_path, search_overlay
 from .keyword import KeywordHit
+from .passages import is_case_sensitive
 from .results import Filters
 
 # BM25 candidates per wanted result: the exact source looks this much deeper than

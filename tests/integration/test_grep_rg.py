@@ -13,7 +13,8 @@ import pytest
 
 from codesift.indexer.errors import QueryError
 from codesift.indexer.search import grep as grep_module
-from codesift.indexer.search.grep import GrepResult, Passage, grep
+from codesift.indexer.search.grep import grep
+from codesift.indexer.search.passages import GrepResult, Passage
 from codesift.indexer.settings import IndexSettings
 
 SETTINGS = IndexSettings()

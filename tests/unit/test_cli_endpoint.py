@@ -261,7 +261,7 @@ def test_consult_tells_no_server_from_a_refusal(root: Path) -> None:
 
 
 def test_grep_json_is_the_grep_result_field_by_field() -> None:
-    from codesift.indexer.search.grep import GrepResult, Passage
+    from codesift.indexer.search.passages import GrepResult, Passage
     from codesift.server.cli_common import to_jsonable
     from codesift.server.cli_search import grep_json
 

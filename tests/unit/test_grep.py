@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codesift.indexer.search.grep import (
+from codesift.indexer.search.grep_memory import OverlayFilter, TextMatcher
+from codesift.indexer.search.passages import (
     ELLIPSIS,
     LONG_LINE_CHARS,
     CaseMode,
@@ -17,7 +18,6 @@ from codesift.indexer.search.grep import (
     is_case_sensitive,
     merge_match_lines,
 )
-from codesift.indexer.search.grep_memory import OverlayFilter, TextMatcher
 
 
 def numbered(count: int) -> dict[int, str]:
