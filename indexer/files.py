@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .errors import WorkspaceError
-from .workspace import BINARY_SNIFF_BYTES
+from .source import BINARY_SNIFF_BYTES
 
 _BOM = b"\xef\xbb\xbf"
 _MAX_DECODE_ROUNDS = 4

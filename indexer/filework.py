@@ -15,7 +15,7 @@ from .errors import CodesiftError
 from .model import FileRecord, FileStatus, FileWrite, WalkEntry
 from .parse import parse_file
 from .settings import Settings
-from .workspace import read_source
+from .source import read_source
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from .objectstore import normalise_uri, within
 from .remote import Manifest, RemoteIndex, incompatibility, newest_manifest, source_commit
 from .rows import arrow_to_matrix
 from .settings import Settings
+from .source import read_source
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, SYMBOLS, IndexMeta, Store, in_filters
-from .workspace import read_source
 from .worktrees import sibling_index
 
 log = logging.getLogger(__name__)

@@ -36,21 +36,15 @@ from pathlib import Path
 from .errors import WorkspaceError
 from .ignore import IgnoreRules, RuleList, in_git_repository, to_byte_space
 from .languages import language_for_path
-from .model import SkipReason, WalkEntry, text_hash
-from .paths import index_path, os_path
+from .model import SkipReason, WalkEntry
+from .paths import index_path
 from .settings import IndexSettings
+from .source import errno_text, human_size, is_inside, kind_of, real_path
 
 log = logging.getLogger(__name__)
 
-BINARY_SNIFF_BYTES = 8192
-_BOM = b"\xef\xbb\xbf"
-
 
 # --- what the walk selects --------------------------------------------------------
-
-
-def _is_inside(real: str, root_real: str) -> bool:
-    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
 class _Selection(IgnoreRules):
@@ -75,37 +69,6 @@ class _Selection(IgnoreRules):
 # --- entries ----------------------------------------------------------------------
 
 
-def _human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    size = float(n)
-    for unit in ("KB", "MB", "GB", "TB"):
-        size /= 1024
-        if size < 1024 or unit == "TB":
-            break
-    return f"{size:.1f} {unit}"
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a fifo"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "not a regular file"
-
-
-def _errno_text(exc: OSError) -> str:
-    name = errno.errorcode.get(exc.errno or 0, "")
-    reason = exc.strerror or str(exc)
-    return f"{name}: {reason}" if name else reason
-
-
 def _first_line(path: str) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -123,18 +86,6 @@ def _language_by_name(name: str) -> str:
 
 
 _LINK_CHANGED = "the link changed while it was resolved"
-
-
-def _realpath(path: str) -> str | None:
-    """``os.path.realpath``, or None when a link on the path is swapped while it is resolved.
-
-    realpath lstat()s a component and then readlink()s it; a link replaced by a file in
-    between raises EINVAL (or ENOENT) instead of answering.
-    """
-    try:
-        return os.path.realpath(path)
-    except OSError:
-        return None
 
 
 def _skip(rel: str, path: str, st: os.stat_result | None, reason: SkipReason, detail: str) -> WalkEntry:
@@ -162,18 +113,18 @@ def _file_entry(
             except OSError:
                 target = "?"
             return _skip(rel, path, None, SkipReason.UNREADABLE, f"broken symlink to {target}")
-        real = _realpath(path)
+        real = real_path(path)
         if real is None:
             return _skip(rel, path, None, SkipReason.CHANGED, _LINK_CHANGED)
-        if not _is_inside(real, sel.root_real):
+        if not is_inside(real, sel.root_real):
             return _skip(rel, path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
     assert st is not None
     mode = st.st_mode
     if not stat.S_ISREG(mode):
-        return _skip(rel, path, st, SkipReason.NOT_REGULAR, _kind_of(mode))
+        return _skip(rel, path, st, SkipReason.NOT_REGULAR, kind_of(mode))
     size = st.st_size
     if size > sel.max_bytes:
-        detail = f"{_human_size(size)} > {_human_size(sel.max_bytes)} limit"
+        detail = f"{human_size(size)} > {human_size(sel.max_bytes)} limit"
         return _skip(rel, path, st, SkipReason.TOO_LARGE, detail)
     # Mode bits answer for almost every file without a syscall; access() covers the rest.
     if (mode & 0o444) != 0o444 and not os.access(path, os.R_OK):
@@ -270,7 +221,7 @@ def walk(root: Path, settings: IndexSettings) -> Iterator[WalkEntry]:
     try:
         lists, children = _read_children(sel, sel.root_abs, "", "", sel.outer_lists)
     except OSError as exc:
-        raise WorkspaceError(f"workspace root {sel.root_abs}: {_errno_text(exc)}") from exc
+        raise WorkspaceError(f"workspace root {sel.root_abs}: {errno_text(exc)}") from exc
     include = True if sel.include is None else None
     return _walk(sel, _Frame("", "", lists, include, key, iter(children)))
 
@@ -323,7 +274,7 @@ def _walk(sel: _Selection, root: _Frame) -> Iterator[WalkEntry]:
                     try:
                         st = child.entry.stat(follow_symlinks=False)
                     except OSError as exc:
-                        yield _skip(child.rel, child.path, None, SkipReason.UNREADABLE, _errno_text(exc))
+                        yield _skip(child.rel, child.path, None, SkipReason.UNREADABLE, errno_text(exc))
                         continue
                 yield _file_entry(sel, child.rel, child.path, child.link, st, child.error)
             continue
@@ -348,22 +299,22 @@ def _enter(
     if child.link:
         st = child.st
         assert st is not None
-        real = _realpath(child.path)
-        parent_real = _realpath(os.path.dirname(child.path))
+        real = real_path(child.path)
+        parent_real = real_path(os.path.dirname(child.path))
         if real is None or parent_real is None:
             return _skip(child.rel, child.path, None, SkipReason.CHANGED, _LINK_CHANGED)
-        if not _is_inside(real, sel.root_real):
+        if not is_inside(real, sel.root_real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_OUTSIDE, f"points to {real}")
         # The folder is indexed at its own path, as git and ripgrep see it: walking the
         # link too would index every file twice (serde's serde/src/core → serde_core/src).
         at = os.path.relpath(real, sel.root_real)
-        if not _is_inside(parent_real, real):
+        if not is_inside(parent_real, real):
             return _skip(child.rel, child.path, st, SkipReason.SYMLINK_INSIDE, f"indexed at {at}")
     else:
         try:
             st = child.entry.stat(follow_symlinks=False)
         except OSError as exc:
-            return _skip(child.rel, child.path, None, SkipReason.UNREADABLE, _errno_text(exc))
+            return _skip(child.rel, child.path, None, SkipReason.UNREADABLE, errno_text(exc))
     key = (st.st_dev, st.st_ino)
     if key in on_stack:
         detail = f"leads back to the enclosing directory {visited[key]}"
@@ -375,7 +326,7 @@ def _enter(
     try:
         lists, children = _read_children(sel, child.path, child.rel + "/", child.rel_b + "/", parent.lists)
     except OSError as exc:
-        return _skip(child.rel, child.path, st, SkipReason.UNREADABLE, _errno_text(exc))
+        return _skip(child.rel, child.path, st, SkipReason.UNREADABLE, errno_text(exc))
     return _Frame(child.rel + "/", child.rel_b + "/", lists, include, key, iter(children))
 
 
@@ -508,132 +459,3 @@ def is_indexable(root: Path, rel_path: str, settings: IndexSettings) -> bool:
     repeated questions.
     """
     return IgnoreMatcher(root, settings).is_indexable(rel_path)
-
-
-# --- reading ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SourceText:
-    """A file's text as the index sees it.
-
-    ``content_hash`` is ``model.text_hash`` of ``text`` (the decoded text, BOM
-    stripped), so an editor buffer's text hashes the same as the saved file.
-    ``skip`` is set when the file is not indexed (then ``text`` and
-    ``content_hash`` are empty); ``note`` explains a skip, or a caveat of an
-    indexed file ("invalid UTF-8: 3 bytes replaced").
-    """
-
-    text: str
-    content_hash: str
-    skip: SkipReason | None = None
-    note: str = ""
-
-
-def read_source(entry: WalkEntry, max_bytes: int) -> SourceText:
-    """Read and decode one walked file; never raises for a bad file.
-
-    * A skip the walk already decided is passed on.
-    * Larger than ``max_bytes`` now (the file grew since the walk): TOO_LARGE.
-    * A NUL byte in the first 8 KiB: BINARY (UTF-16 files land here too).
-    * A UTF-8 BOM is stripped.
-    * Invalid UTF-8 is decoded with U+FFFD replacement characters and indexed:
-      ``skip`` stays None and ``note`` says "invalid UTF-8: N bytes replaced".
-    * Not a regular file any more: NOT_REGULAR; a symlink now where the walk saw
-      none, or one that leads outside the root now: CHANGED (never read: see
-      ``_open_walked``); any OSError: UNREADABLE with the errno text.
-    """
-    if entry.skip is not None:
-        return SourceText("", "", entry.skip, entry.detail)
-    try:
-        fd = _open_walked(entry)
-    except _Changed as exc:
-        return SourceText("", "", SkipReason.CHANGED, str(exc))
-    except OSError as exc:
-        return SourceText("", "", SkipReason.UNREADABLE, _errno_text(exc))
-    try:
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return SourceText("", "", SkipReason.NOT_REGULAR, _kind_of(st.st_mode))
-            if st.st_size > max_bytes:
-                return _too_large(st.st_size, max_bytes)
-            data = f.read(max_bytes + 1)
-    except OSError as exc:
-        return SourceText("", "", SkipReason.UNREADABLE, _errno_text(exc))
-    if len(data) > max_bytes:
-        return _too_large(len(data), max_bytes)
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return SourceText("", "", SkipReason.BINARY, "NUL byte in the first 8 KiB")
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        bad = len(data) - len(data.decode("utf-8", "ignore").encode("utf-8"))
-        note = f"{SkipReason.INVALID_UTF8}: {bad} byte{'s' if bad != 1 else ''} replaced"
-        return SourceText(text, text_hash(text), None, note)
-    return SourceText(text, text_hash(text))
-
-
-class _Changed(Exception):
-    """The path is not what the walk saw any more (a link now, or one leading outside)."""
-
-
-# O_NONBLOCK: a path that turned into a fifo must not hang the reader.
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-
-
-def _open_walked(entry: WalkEntry) -> int:
-    """Open a walked file for reading without following a link the walk did not check.
-
-    The walk's checks and the read are apart in time: a file swapped for a symlink
-    to a file outside the workspace in between must not be read. Each component
-    under the root is opened with ``O_NOFOLLOW``; only when that meets a link is
-    the path resolved, and then it is read only if the walk saw a link there (a
-    file that became one is ``_Changed``) and it still resolves inside the root,
-    again opened component by component, so a link swapped in meanwhile fails.
-    """
-    if not entry.root:
-        return os.open(entry.abs_path, _READ_FLAGS | (0 if entry.link else os.O_NOFOLLOW))
-    try:
-        return _open_beneath(entry.root, os_path(entry.path))
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            raise
-    if not entry.link and os.path.islink(entry.abs_path):
-        raise _Changed("became a symlink after the workspace walk")
-    real = _realpath(entry.abs_path)
-    if real is None:
-        raise _Changed("its path changed while it was read")
-    if not _is_inside(real, entry.root) or real == entry.root:
-        raise _Changed(f"now leads outside the workspace, to {real}")
-    try:
-        return _open_beneath(entry.root, os.path.relpath(real, entry.root))
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            raise _Changed("a symlink appeared on its path while it was read") from exc
-        raise
-
-
-def _open_beneath(root: str, rel: str) -> int:
-    """Open ``root/rel`` with no symlink followed below ``root`` (ELOOP/ENOTDIR if one is met)."""
-    parts = rel.split("/")
-    dir_fd = os.open(root, _DIR_FLAGS)
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
-            os.close(dir_fd)
-            dir_fd = inner
-        return os.open(parts[-1], _READ_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _too_large(size: int, max_bytes: int) -> SourceText:
-    detail = f"{_human_size(size)} > {_human_size(max_bytes)} limit"
-    if size == max_bytes + 1:
-        detail = f"more than {_human_size(max_bytes)} (limit)"
-    return SourceText("", "", SkipReason.TOO_LARGE, detail)

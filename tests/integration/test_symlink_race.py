@@ -15,9 +15,10 @@ import pytest
 
 from codesift.indexer.model import SkipReason, WalkEntry
 from codesift.indexer.settings import load_settings
+from codesift.indexer.source import read_source
 from codesift.indexer.store import CHUNKS, Store
 from codesift.indexer.sync import index_uri_for, index_workspace
-from codesift.indexer.workspace import read_source, walk
+from codesift.indexer.workspace import walk
 
 pytestmark = pytest.mark.slow
 

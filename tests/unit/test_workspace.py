@@ -14,7 +14,8 @@ import pytest
 from codesift.indexer.errors import WorkspaceError
 from codesift.indexer.model import SkipReason, WalkEntry, text_hash
 from codesift.indexer.settings import IndexSettings
-from codesift.indexer.workspace import IgnoreMatcher, ignore_note, is_indexable, read_source, walk
+from codesift.indexer.source import read_source
+from codesift.indexer.workspace import IgnoreMatcher, ignore_note, is_indexable, walk
 
 SETTINGS = IndexSettings()
 
