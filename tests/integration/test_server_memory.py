@@ -65,7 +65,7 @@ def test_project_drops_idle_symbol_index_and_graph_and_answers_the_same(shop: Pa
                 return [h.symbol.qualified_name for h in found], names(callers(g, total))
 
         before = answers()
-        assert project.lines.line("shop/pricing.py", 2) is not None
+        project.lines.line("shop/pricing.py", 2)  # read once, remembered (an ASCII file: as such)
         assert project.lines._files
         index = project.symbol_index()
         assert index.loaded

@@ -120,3 +120,24 @@ def test_progress_maps_text_phase_to_the_first_half_and_vectors_to_the_second() 
     assert copying.percentage == 1 and copying.message == "ws: remote 40/80 files copied"
     embed = convert.progress_report(Progress("embed", 10, 10), "ws")
     assert embed.percentage == 98 and embed.message == "ws: embed 10/10 chunks"
+
+
+def test_line_cache_converts_only_files_that_are_not_ascii(tmp_path: Path) -> None:
+    from codesift.server.projects import LineCache
+
+    (tmp_path / "plain.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "emoji.py").write_text('x = "😀"; y = 2\n', encoding="utf-8")
+    lines = LineCache(tmp_path, {})
+    # An ASCII file: no line is kept, every column is the same in every encoding.
+    assert lines.line("plain.py", 2) is None
+    span = Span(Position(2, 4), Position(2, 10))
+    assert convert.to_range(span, "plain.py", lines.line, "utf-16").start.character == 4
+    # A line with an astral character: its UTF-16 columns move by one after it.
+    assert lines.line("emoji.py", 1) == 'x = "😀"; y = 2'
+    after = Span(Position(1, 9), Position(1, 10))  # `y`, code-point column 9
+    got = convert.to_range(after, "emoji.py", lines.line, "utf-16")
+    assert (got.start.character, got.end.character) == (10, 11)
+    assert convert.to_range(after, "emoji.py", lines.line, "utf-32").start.character == 9
+    # Unsaved text wins over the disk, ASCII or not.
+    lines = LineCache(tmp_path, {"plain.py": 'z = "😀"; w = 3\n'})
+    assert convert.to_range(after, "plain.py", lines.line, "utf-16").start.character == 10
