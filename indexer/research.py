@@ -7,6 +7,9 @@ Understood questions (case-insensitive):
   chain to ``depth``, each definition once (cycles cut)
 * ``related to X`` — graph neighbours (callers, callees, supertypes, subtypes)
   and search hits for the name
+* a question in words ("how does click format help") — search hits, each of the
+  best ``WORDED_SEEDS`` definitions followed by what it calls (resolved edges only):
+  how a thing is done is mostly in the code its best match calls
 * ``dependencies of module M`` / ``module map of M`` — what M imports, who imports M
 
 Anything else is read as "related to <question>".
@@ -39,6 +42,10 @@ from .settings import Settings
 from .store import Store
 
 MAX_DEPTH = 20  # caller chains traced at most this far
+# A worded question: the best search hits whose callees are listed under them. Three
+# keep the answer about the question (on click, "how does click format help" →
+# Command.format_help, then format_usage, format_help_text, format_options, format_epilog).
+WORDED_SEEDS = 3
 
 
 class ResearchKind(StrEnum):
@@ -153,7 +160,8 @@ def code_research(
         findings += maybe
     else:
         findings = _related(graph, targets)
-        findings += _search_related(store, subject, settings, root, embedder, findings, limit)
+        hits = _search_related(store, subject, settings, root, embedder, findings, limit)
+        findings += hits if targets else _with_callees(graph, hits)
     if not any(f.relation != UNRESOLVED_CALLER for f in findings):
         notes.append(
             f"nothing resolved for {kind.value} of {subject!r}"
@@ -296,6 +304,33 @@ def _search_related(
     return out
 
 
+def _with_callees(graph: Graph, hits: list[Finding]) -> list[Finding]:
+    """Search hits for a worded question, each of the first ``WORDED_SEEDS`` definitions
+    followed by its resolved callees (depth 2, ``via`` the hit), each definition once."""
+    out: list[Finding] = []
+    seen = {(h.path, h.start_line) for h in hits}
+    seeds = 0
+    for hit in hits:
+        out.append(hit)
+        if seeds >= WORDED_SEEDS:
+            continue
+        sym = next(
+            (s for s in graph.find(hit.name) if s.path == hit.path and s.range.start.line == hit.start_line),
+            None,
+        )
+        if sym is None:
+            continue
+        seeds += 1
+        for c in callees(graph, sym):
+            callee = c.callee
+            if callee is None or (callee.path, callee.range.start.line) in seen:
+                continue
+            seen.add((callee.path, callee.range.start.line))
+            sites = tuple(r.start.line for r in c.from_ranges)
+            out.append(_finding(callee, "callee", depth=2, via=(hit.name,), sites=sites))
+    return out
+
+
 def render_markdown(result: ResearchResult, link: Callable[[str, int], str] | None = None) -> str:
     """A readable answer: a heading, the subject's definitions, then findings with locations.
 
@@ -338,9 +373,11 @@ def render_markdown(result: ResearchResult, link: Callable[[str, int], str] | No
                 lines.append(f"- (unresolved) `{f.name}` — {where} (calls at line {sites})")
     else:
         for f in result.findings:
-            via = f" via `{f.via[-1]}`" if f.via else ""
+            via = f", called by `{f.via[-1]}`" if f.via and f.relation == "callee" else ""
+            via = via or (f" via `{f.via[-1]}`" if f.via else "")
             span = at(f.path, f.start_line, f"{f.path}:{f.start_line}-{f.end_line}")
-            lines.append(f"- **{f.relation}** `{f.name}` — {span}{via}")
+            indent = "  " * (f.depth - 1)
+            lines.append(f"{indent}- **{f.relation}** `{f.name}` — {span}{via}")
     for note in result.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines).rstrip() + "\n"

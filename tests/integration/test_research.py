@@ -77,6 +77,19 @@ FILES = {
         def poke(thing):
             return thing.refresh()
         """,
+    "reports/monthly.py": """
+        def render_report(rows):
+            \"\"\"Render the monthly sales report as text.\"\"\"
+            return format_header(rows) + format_rows(rows)
+
+
+        def format_header(rows):
+            return "Report\\n"
+
+
+        def format_rows(rows):
+            return "\\n".join(str(r) for r in rows)
+        """,
     "web/views.py": """
         from app.session import resume
 
@@ -164,3 +177,19 @@ def test_related_combines_graph_neighbours_and_search(ws: Path) -> None:
 def test_unknown_subject_says_so(ws: Path) -> None:
     result = ask(ws, "what calls no_such_function")
     assert result.findings == () and "no definition" in result.notes[0]
+
+
+def test_a_worded_question_lists_search_hits_then_what_the_best_ones_call(ws: Path) -> None:
+    result = ask(ws, "how is the monthly sales report rendered")
+    assert result.kind is ResearchKind.RELATED and result.subjects == ()
+    found = [(f.name, f.relation, f.depth, f.via) for f in result.findings]
+    assert found[0] == ("render_report", "search", 1, ())
+    callees_of_render = [(n, d, v) for n, r, d, v in found if r == "callee"]
+    assert ("format_header", 2, ("render_report",)) in callees_of_render
+    assert ("format_rows", 2, ("render_report",)) in callees_of_render
+    names = [f.name for f in result.findings]
+    assert len(names) == len(set(names))  # each definition once, callee or hit
+    text = render_markdown(result)
+    assert (
+        "  - **callee** `format_rows` — reports/monthly.py:" in text and "called by `render_report`" in text
+    )
