@@ -226,7 +226,7 @@ def edge_stats(graph: Graph) -> dict[str, dict[str, float]]:
     counts: dict[str, Counter[str]] = {}
     for fg in graph.snapshot.files.values():
         c = counts.setdefault(fg.language, Counter())
-        for e in fg.edges:
+        for e in graph.snapshot.edges_of(fg.path):
             c["edges"] += 1
             if e.kind is EdgeKind.IMPORT:
                 continue

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import threading
+from collections.abc import Iterator
 
 # Line and column numbers below this share one int object each (a tuple of them costs
 # ~2.3 MiB); a fresh int per row cost the stdlib's 719k edges and 129k symbols ~36 MiB.
@@ -27,3 +29,32 @@ def release_memory(*, collect: bool = True) -> None:
         gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+_pool_lock = threading.Lock()
+_pool_users = 0
+_pool_before: object = None
+
+
+@contextlib.contextmanager
+def arrow_on_system_pool() -> Iterator[None]:
+    """Arrow buffers made inside come from glibc's heap, which ``release_memory`` trims.
+    Arrow's default pool (mimalloc) kept ~60 MiB of the graph's freed encoding buffers
+    of the stdlib's edges. A buffer is freed to the pool that made it, so another
+    thread's buffers made meanwhile are only on a different heap."""
+    import pyarrow as pa
+
+    global _pool_users, _pool_before
+    with _pool_lock:
+        if _pool_users == 0:
+            _pool_before = pa.default_memory_pool()
+            pa.set_memory_pool(pa.system_memory_pool())
+        _pool_users += 1
+    try:
+        yield
+    finally:
+        with _pool_lock:
+            _pool_users -= 1
+            if _pool_users == 0:
+                pa.set_memory_pool(_pool_before)
+                _pool_before = None

@@ -39,12 +39,14 @@ import pyarrow as pa
 from . import journal
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
+from .heap import arrow_on_system_pool
 from .lease import is_lease_table
 from .locate import index_exists_at, index_uri
-from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
+from .model import Chunk, FileRecord, FileStatus, FileWrite, Position, Symbol
 from .objectstore import storage_options as default_storage_options
 from .rows import (
     CHUNK_COLUMNS,
+    SYMBOL_COLUMNS,
     Vectors,
     arrow_to_matrix,
     cache_schema,
@@ -80,6 +82,7 @@ EDGES = "edges"
 META = "meta"
 PUBLISHED = "published"  # the publish manifest (indexer.remote)
 _IN_BATCH = 500  # values per SQL IN (...) list
+_SYMBOL_BATCH = 32_768  # symbol rows read at a time
 _CACHE_PREFIX = "emb_"
 # Filters on chunks: those still waiting for a vector, and those with one.
 PENDING = "has_vector = false"
@@ -272,7 +275,15 @@ class Store:
             version = tbl.version
             if self._all_symbols is not None and self._all_symbols[0] == version:
                 return self._all_symbols[1]
-            symbols = symbols_from_table(tbl.to_arrow())
+            # only the columns a Symbol holds, a batch at a time (never `id` / `name_lower`:
+            # ~20 MiB of strings on the stdlib that the Arrow read left behind)
+            reader = tbl.search().select(list(SYMBOL_COLUMNS)).limit(None).to_batches(_SYMBOL_BATCH)
+            with arrow_on_system_pool():
+                positions: dict[tuple[int, int], Position] = {}
+                symbols = [
+                    s for b in reader for s in symbols_from_table(pa.Table.from_batches([b]), positions)
+                ]
+                del positions
             # a commit between reading the version and the rows: answer, but do not remember
             self._all_symbols = (version, symbols) if tbl.version == version else None
             return symbols

@@ -13,6 +13,10 @@ from ..store import Store
 from .resolve import Module, Resolver, family
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
+_CALL = (EdgeKind.CALL,)
+_IMPORT = (EdgeKind.IMPORT,)
+_SUPERTYPE = (EdgeKind.INHERIT, EdgeKind.IMPLEMENT)
+
 
 class Graph:
     """The reference graph of one index, held in memory and refreshed before each question.
@@ -162,7 +166,7 @@ def _local_names(graph: Graph, names: set[str]) -> set[str]:
     out = set(names)
     todo = list(names)
     while todo:
-        for e in graph.snapshot.imports_by_name.get(todo.pop(), []):
+        for e in graph.snapshot.imports_of(todo.pop()):
             if e.alias not in ("", "*") and e.alias not in out:
                 out.add(e.alias)
                 todo.append(e.alias)
@@ -180,9 +184,7 @@ def callers(graph: Graph, symbol: Symbol, *, include_unresolved: bool = False) -
     names = _local_names(graph, {s.name for s in wanted})
     groups: dict[tuple[str, str, bool], list[Span]] = defaultdict(list)
     for name in names:
-        for e in graph.snapshot.edges_by_last.get(name, []):
-            if e.kind is not EdgeKind.CALL:
-                continue
+        for e in graph.snapshot.edges(graph.snapshot.named_rows(name, _CALL)):
             r = graph.resolver.resolve(e)
             if r.symbol in wanted:
                 groups[(e.path, e.from_symbol, True)].append(edge_span(e))
@@ -201,7 +203,7 @@ def callees(graph: Graph, symbol: Symbol) -> list[Callee]:
     graph.refresh()
     groups: dict[tuple[str, Symbol | None], list[Span]] = defaultdict(list)
     cands: dict[tuple[str, Symbol | None], tuple[Symbol, ...]] = {}
-    for e in graph.snapshot.edges_from.get((symbol.path, symbol.qualified_name), []):
+    for e in graph.snapshot.edges_from(symbol.path, symbol.qualified_name):
         if e.kind is not EdgeKind.CALL:
             continue
         r = graph.resolver.resolve(e)
@@ -221,9 +223,7 @@ def references(graph: Graph, symbol: Symbol) -> list[Reference]:
     out: list[Reference] = []
     snap = graph.snapshot
     names = _local_names(graph, {symbol.name})
-    candidates = [
-        e for n in names for e in (*snap.edges_by_last.get(n, []), *snap.imports_by_name.get(n, []))
-    ]
+    candidates = [e for n in names for e in (*snap.edges_named(n), *snap.imports_of(n))]
     for e in candidates:
         r = graph.resolver.resolve(e)
         if r.symbol == symbol:
@@ -257,7 +257,9 @@ def _subtypes(graph: Graph, root: Symbol) -> list[Implementation]:
     queue = [root]
     while queue:
         base = queue.pop(0)
-        supertype_edges = [e for n in _local_names(graph, {base.name}) for e in snap.edges_by_last.get(n, [])]
+        supertype_edges = [
+            e for n in _local_names(graph, {base.name}) for e in snap.edges(snap.named_rows(n, _SUPERTYPE))
+        ]
         for e in supertype_edges:
             if e.kind not in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT) or res.resolve(e).symbol != base:
                 continue
@@ -396,9 +398,7 @@ def module_dependencies(graph: Graph, module: str) -> ModuleDependencies:
     snap, res = graph.snapshot, graph.resolver
     imports: dict[str, tuple[tuple[str, ...], list[Location]]] = {}
     for path in files:
-        for e in snap.edges_of(path):
-            if e.kind is not EdgeKind.IMPORT:
-                continue
+        for e in snap.edges_of(path, kinds=_IMPORT):
             targets = _import_paths(res, e)
             if targets and set(targets) <= inside:
                 continue  # inside the module itself
@@ -408,8 +408,8 @@ def module_dependencies(graph: Graph, module: str) -> ModuleDependencies:
     for fg in snap.files.values():
         if fg.path in inside:
             continue
-        for e in fg.edges:
-            if e.kind is EdgeKind.IMPORT and set(_import_paths(res, e)) & inside:
+        for e in snap.edges_of(fg.path, kinds=_IMPORT):
+            if set(_import_paths(res, e)) & inside:
                 imported_by[fg.path].append(Location(e.path, edge_span(e)))
     return ModuleDependencies(
         module=module,

@@ -154,10 +154,10 @@ class Resolver:
         """Inherit / implement edges of a class: in its header, and in extensions / impls elsewhere."""
         out = [
             e
-            for e in self.snap.edges_from.get((cls.path, cls.qualified_name), [])
+            for e in self.snap.edges_from(cls.path, cls.qualified_name)
             if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT)
         ]
-        for e in self.snap.edges_by_scope.get(cls.qualified_name, []):
+        for e in self.snap.supertype_edges_in(cls.qualified_name):
             elsewhere = e.path != cls.path and self.snap.symbol(e.path, e.from_symbol) is None
             if elsewhere and self.type_for_scope(e.path, e.from_symbol) == cls:
                 out.append(e)
@@ -329,7 +329,7 @@ class Resolver:
     def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
         """The class a local (or module-level) name holds an instance of, when the code says."""
         scope = self.snap.binding_scope(path, scope)
-        if (path, scope, name) in self.snap.bindings:
+        if self.snap.has_binding(path, scope, name):
             return self.bound_type(path, scope, name)
         return self.bound_type(path, "", name) if scope else None
 
@@ -350,7 +350,7 @@ class Resolver:
         function; anything else unchanged."""
         if not isinstance(target, Symbol) or target.kind not in _ALIAS_KINDS or "." in target.qualified_name:
             return target
-        edges = self.snap.bindings.get((target.path, "", target.name))
+        edges = self.snap.binding_edges(target.path, "", target.name)
         if not edges or not all(e.alias.startswith(IS) for e in edges):
             return target
         key = (target.path, "", IS + target.name)
@@ -377,7 +377,7 @@ class Resolver:
         return self.bound_type(fn.path, fn.qualified_name, RETURN)
 
     def bound_type(self, path: str, scope: str, name: str) -> Symbol | None:
-        edges = self.snap.bindings.get((path, scope, name))
+        edges = self.snap.binding_edges(path, scope, name)
         if not edges:
             return None
         key = (path, scope, name)
@@ -427,7 +427,7 @@ class Resolver:
         top = snap.top_level(path, head)
         if top is not None:
             return top
-        for e in reversed(snap.imports.get(path, {}).get(head, [])):
+        for e in reversed(snap.imports_binding(path, head)):
             target = self.import_target(e, 0)
             if target is not None:
                 return target
@@ -496,7 +496,7 @@ class Resolver:
             if sub is not None:
                 return sub
         for p in mod.paths:
-            for e in reversed(self.snap.imports.get(p, {}).get(name, [])):
+            for e in reversed(self.snap.imports_binding(p, name)):
                 target = self.import_target(e, depth + 1)
                 if target is not None:
                     return target

@@ -9,19 +9,32 @@ then the resolver answers from memory.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import posixpath
+import sys
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 
-from ..heap import release_memory
+from ..heap import arrow_on_system_pool, release_memory, shared_int
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..rows import edges_from_table, symbols_from_table
+from ..rows import symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
+from .columns import (
+    EDGE_COLUMNS,
+    KIND_CODE,
+    EdgeColumns,
+    Groups,
+    Rows,
+    Strings,
+    edges_arrow,
+    encode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +45,13 @@ TYPE_KINDS = frozenset(
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
+_BATCH = 65_536  # edge rows read at a time
 
 
 @dataclass(slots=True)
 class FileGraph:
-    """One file's definitions and references."""
+    """One file's definitions and references. ``edges`` are what ``Snapshot.of`` is given;
+    a snapshot holds every file's edges as columns (``Snapshot.edges_of`` reads them)."""
 
     path: str
     language: str
@@ -75,7 +90,8 @@ def module_key(path: str) -> str:
 
 
 class Snapshot:
-    """Every file's symbols and edges, with the lookups resolution needs."""
+    """Every file's symbols and edges, with the lookups resolution needs. The edges are
+    columns (``EdgeColumns``): ``Edge`` objects are made for the rows a question reads."""
 
     def __init__(self, store: Store | None) -> None:
         self.store = store
@@ -83,6 +99,8 @@ class Snapshot:
         self.generation = 0  # bumped whenever the content changes
         self._files_version: int | None = None
         self._lock = threading.Lock()
+        self.columns = EdgeColumns.empty()
+        self._file_rows: dict[str, tuple[int, int]] = {}
         self._reset_lookups()
 
     # ----- loading ---------------------------------------------------------------
@@ -97,8 +115,10 @@ class Snapshot:
                 return False
             rows = (
                 self.store.table(FILES)
-                .to_arrow()
+                .search()
                 .select(["path", "language", "content_hash", "status"])
+                .limit(None)
+                .to_arrow()
                 .to_pylist()
             )
             want = {
@@ -112,14 +132,17 @@ class Snapshot:
             ]
             for p in gone:
                 del self.files[p]
-            if changed:
-                self._load(changed, want)
+            with arrow_on_system_pool():
+                new_edges = self._load(changed, want) if changed else None
+                if gone or changed:
+                    self._set_edges(new_edges, set(changed))
+                del new_edges
             self._files_version = version
             if gone or changed:
                 self.generation += 1
                 self._reset_lookups()
                 self._build_lookups()
-                if len(changed) > _FULL_RELOAD:  # the columns and old lookups: ~180 MiB on the stdlib
+                if len(changed) > _FULL_RELOAD:  # the columns and old lookups
                     release_memory(collect=False)
                 return True
             return False
@@ -129,32 +152,73 @@ class Snapshot:
         """A snapshot of given files, with no store behind it (tests, one-off tools)."""
         snap = cls(None)
         snap.files = {f.path: f for f in files}
+        edges = [e for f in snap.files.values() for e in f.edges if e.path == f.path]
+        snap._set_edges(encode(edges_arrow(edges).to_batches()), set(snap.files))
+        for f in snap.files.values():
+            f.edges = []  # held as columns
         snap.generation = 1
         snap._build_lookups()
         return snap
 
-    def _load(self, paths: Sequence[str], want: dict[str, tuple[str, str]]) -> None:
+    def _load(self, paths: Sequence[str], want: dict[str, tuple[str, str]]) -> pa.Table:
+        """The changed files' symbols (into ``files``) and their edges, encoded."""
         assert self.store is not None
         fresh = {p: FileGraph(p, want[p][0], want[p][1]) for p in paths}
+        edges = self.store.table(EDGES)
         if len(paths) > _FULL_RELOAD:  # the symbols are the symbol index's own objects
-            self._fill(fresh, self.store.all_symbols(), self.store.table(EDGES).to_arrow())
+            self._fill(fresh, self.store.all_symbols())
+            reader = edges.search().select(list(EDGE_COLUMNS)).limit(None).to_batches(_BATCH)
+            table = encode(reader)
         else:
+            parts = []
             for flt in in_filters("path", list(paths)):
                 sym_rows = self.store.table(SYMBOLS).search().where(flt).limit(None).to_arrow()
-                edge_rows = self.store.table(EDGES).search().where(flt).limit(None).to_arrow()
-                self._fill(fresh, symbols_from_table(sym_rows), edge_rows)
+                self._fill(fresh, symbols_from_table(sym_rows))
+                parts.append(
+                    encode(edges.search().where(flt).select(list(EDGE_COLUMNS)).limit(None).to_batches())
+                )
+            table = pa.concat_tables(parts) if parts else encode(())
         self.files.update(fresh)
+        return table
 
     @staticmethod
-    def _fill(fresh: dict[str, FileGraph], symbols: Iterable[Symbol], edge_rows: pa.Table) -> None:
+    def _fill(fresh: dict[str, FileGraph], symbols: Iterable[Symbol]) -> None:
         for sym in symbols:
             fg = fresh.get(sym.path)
             if fg is not None:
                 fg.symbols.append(sym)
-        for e in edges_from_table(edge_rows):
-            fg = fresh.get(e.path)
-            if fg is not None:
-                fg.edges.append(e)
+
+    def _set_edges(self, new: pa.Table | None, fresh: set[str]) -> None:
+        """The edge columns again: the kept files' rows, then ``new``'s rows of the files in
+        ``fresh``, grouped by file in ``files``' order (each file's rows in table order)."""
+        rank = {p: i for i, p in enumerate(self.files)}
+        old = self.columns
+        kept = np.array(
+            [i for i, p in enumerate(old.path.values) if p in rank and p not in fresh] or [-1], np.int64
+        )
+        old_rows = np.flatnonzero(np.isin(old.path.ids, kept)).astype(np.int32)
+        parts = [old.arrow(old_rows)] if len(old_rows) else []
+        if new is not None and new.num_rows:
+            parts.append(new)
+        table = pa.concat_tables(parts).unify_dictionaries() if parts else encode(())
+        paths = Strings(table.column("path"))
+        is_new = np.zeros(table.num_rows, bool)
+        is_new[len(old_rows) :] = True
+        path_rank = np.array([rank.get(p, -1) for p in paths.values] or [-1], np.int64)
+        in_fresh = np.array([p in fresh for p in paths.values] or [False], bool)
+        row_rank = path_rank[paths.ids] if table.num_rows else np.zeros(0, np.int64)
+        ok = (row_rank >= 0) & (in_fresh[paths.ids] == is_new) if table.num_rows else np.zeros(0, bool)
+        take = np.flatnonzero(ok)
+        take = take[np.argsort(row_rank[take], kind="stable")]
+        self.columns = EdgeColumns(table.take(pa.array(take)))
+        ids = self.columns.path.ids
+        self._file_rows = {}
+        if len(ids):
+            bounds = np.flatnonzero(np.diff(ids)) + 1
+            starts = [0, *bounds.tolist()]
+            ends = [*bounds.tolist(), len(ids)]
+            for lo, hi in zip(starts, ends, strict=True):
+                self._file_rows[self.columns.path.values[int(ids[lo])]] = (lo, hi)
 
     # ----- lookups ---------------------------------------------------------------
 
@@ -164,21 +228,22 @@ class Snapshot:
         self.members: dict[tuple[str, str], list[Symbol]] = defaultdict(list)
         # members whose container has no symbol in their file: impl / extension / Go receiver methods
         self.detached: dict[str, list[Symbol]] = defaultdict(list)
-        self.edges_by_last: dict[str, list[Edge]] = defaultdict(list)
-        self.edges_from: dict[tuple[str, str], list[Edge]] = defaultdict(list)
-        # inherit / implement edges by the scope that declares them (extensions, impls included)
-        self.edges_by_scope: dict[str, list[Edge]] = defaultdict(list)
-        self.imports: dict[str, dict[str, list[Edge]]] = {}
-        self.star_imports: dict[str, list[Edge]] = defaultdict(list)
-        self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)  # import edges by imported name
         self.python_modules: dict[str, str] = {}
         self.module_names: dict[str, str] = {}  # path → its dotted name from the package root
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
         self.module_keys: dict[str, str] = {}
         self.dirs: dict[str, list[str]] = defaultdict(list)
-        # typed bindings (see languages/bindings.py): (path, scope, name) → the marked edges;
-        # scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
-        self.bindings: dict[tuple[str, str, str], list[Edge]] = defaultdict(list)
+        # edge rows by key (see ``_build_edge_lookups``)
+        empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
+        self._by_last = self._from = self._by_scope = self._bindings = empty
+        self._pairs = np.zeros(0, np.int64)
+        # import edges: by file and the name they bind, star imports by file, by imported name
+        self.imports: dict[str, dict[str, list[Edge]]] = {}
+        self.star_imports: dict[str, list[Edge]] = defaultdict(list)
+        self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)
+        # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
+        # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
+        self._binding_ids: dict[tuple[str, str, str], int] = {}
         # attribute name → the (path, class or extension scope) that type it
         self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -209,38 +274,53 @@ class Snapshot:
                     self.members[(path, s.container)].append(s)
                     if s.container not in qnames:
                         self.detached[s.container].append(s)
-            binds: dict[str, list[Edge]] = defaultdict(list)
-            for e in fg.edges:
-                self.edges_from[(path, e.from_symbol)].append(e)
-                if e.kind is EdgeKind.IMPORT:
-                    if e.to_name not in ("", "*"):
-                        self.imports_by_name[e.to_name].append(e)
-                    if e.alias == "*":
-                        self.star_imports[path].append(e)
-                    elif e.alias:
-                        binds[e.alias].append(e)
-                else:
-                    if e.alias:
-                        self.bindings[self._binding_key(e)].append(e)
-                    self.edges_by_last[e.last_name].append(e)
-                    if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
-                        self.edges_by_scope[e.from_symbol].append(e)
-            self.imports[path] = dict(binds)
         for rooted, paths in rooted_paths.items():  # `import click.core` for src/click/core.py
             if len(paths) == 1:
                 self.python_modules.setdefault(rooted, paths[0])
+        self._build_edge_lookups()
 
-    def _binding_key(self, e: Edge) -> tuple[str, str, str]:
+    def _build_edge_lookups(self) -> None:
+        """Rows by key for the non-import edges; the import edges (4% of the stdlib's, read
+        on every resolution) as ``Edge`` objects in dicts."""
+        c = self.columns
+        rows = np.arange(c.size, dtype=np.int32)
+        kind = c.kind
+        imp = kind == KIND_CODE[EdgeKind.IMPORT]
+        other = ~imp
+        supertype = (kind == KIND_CODE[EdgeKind.INHERIT]) | (kind == KIND_CODE[EdgeKind.IMPLEMENT])
+        n_from = len(c.from_symbol.values)
+        self._by_last = Groups(c.last_name[other], rows[other], len(c.last_names))
+        # (path, from_symbol): one key per distinct pair, in sorted order
+        pair = c.path.ids.astype(np.int64) * max(n_from, 1) + c.from_symbol.ids
+        self._pairs, pair_id = np.unique(pair, return_inverse=True)
+        self._from = Groups(pair_id.reshape(-1), rows, len(self._pairs))
+        self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
+        for e in c.edges(rows[imp]):
+            if e.to_name not in ("", "*"):
+                self.imports_by_name[e.to_name].append(e)
+            if e.alias == "*":
+                self.star_imports[e.path].append(e)
+            elif e.alias:
+                self.imports.setdefault(e.path, {}).setdefault(e.alias, []).append(e)
+        no_alias = c.alias.id("")
+        marked = rows[other & (c.alias.ids != no_alias)]
+        groups: list[int] = []
+        ids = self._binding_ids
+        for path, scope, alias in c.places(marked):
+            groups.append(ids.setdefault(self._binding_key(path, scope, alias), shared_int(len(ids))))
+        self._bindings = Groups(np.asarray(groups, np.int64), marked, len(ids))
+
+    def _binding_key(self, path: str, from_symbol: str, alias: str) -> tuple[str, str, str]:
         """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
         class around the method that assigns it), the rest on the edge's own scope."""
-        scope = self.binding_scope(e.path, e.from_symbol)
-        name = e.alias.removeprefix("with:").removeprefix("is:")
+        scope = self.binding_scope(path, from_symbol)
+        name = alias.removeprefix("with:").removeprefix("is:")
         if name.startswith("self."):
-            owner = self.by_qname.get((e.path, scope))
+            owner = self.by_qname.get((path, scope))
             if owner is not None and owner.kind not in TYPE_KINDS:
                 scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
-            self.attributes[name[5:]].append((e.path, scope))
-        return e.path, scope, name
+            self.attributes[name[5:]].append((path, scope))
+        return path, sys.intern(scope), sys.intern(name)
 
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""
@@ -250,6 +330,59 @@ class Snapshot:
                 break
             scope = scope.rpartition(".")[0]
         return scope
+
+    # ----- edges by key ------------------------------------------------------------
+
+    def edges(self, rows: Rows) -> list[Edge]:
+        """The edges of these rows (``*_rows`` lookups), in their order."""
+        return self.columns.edges(rows)
+
+    def named_rows(self, last_name: str, kinds: Collection[EdgeKind] | None = None) -> Rows:
+        """Rows of the non-import edges whose name ends in ``last_name`` (only ``kinds``)."""
+        c = self.columns
+        rows = self._by_last.get(bisect_id(c.last_names, last_name))
+        if kinds is None or not len(rows):
+            return rows
+        at = c.kind[rows]
+        keep = np.zeros(len(rows), bool)
+        for k in kinds:
+            keep |= at == KIND_CODE[k]
+        return rows[keep]
+
+    def edges_named(self, last_name: str) -> list[Edge]:
+        """The non-import edges whose name ends in ``last_name``."""
+        return self.edges(self.named_rows(last_name))
+
+    def edges_from(self, path: str, scope: str) -> list[Edge]:
+        """The edges written in definition ``scope`` of ``path`` ("" at file level)."""
+        c = self.columns
+        p, f = c.path.id(path), c.from_symbol.id(scope)
+        if p < 0 or f < 0:
+            return []
+        key = p * max(len(c.from_symbol.values), 1) + f
+        i = int(self._pairs.searchsorted(key))
+        found = i < len(self._pairs) and self._pairs[i] == key
+        return self.edges(self._from.get(i)) if found else []
+
+    def supertype_edges_in(self, scope: str) -> list[Edge]:
+        """Inherit / implement edges declared in a scope of that name, in any file."""
+        return self.edges(self._by_scope.get(self.columns.from_symbol.id(scope)))
+
+    def imports_binding(self, path: str, name: str) -> list[Edge]:
+        """The import edges of ``path`` that bind ``name`` (an alias or an imported name)."""
+        return self.imports.get(path, {}).get(name, [])
+
+    def imports_of(self, name: str) -> list[Edge]:
+        """Import edges that import ``name`` (by its name in the module it comes from)."""
+        return self.imports_by_name.get(name, [])
+
+    def has_binding(self, path: str, scope: str, name: str) -> bool:
+        return (path, scope, name) in self._binding_ids
+
+    def binding_edges(self, path: str, scope: str, name: str) -> list[Edge]:
+        """The marked edges that type ``name`` in ``scope`` of ``path``."""
+        gid = self._binding_ids.get((path, scope, name))
+        return [] if gid is None else self.edges(self._bindings.get(gid))
 
     # ----- questions ---------------------------------------------------------------
 
@@ -270,17 +403,34 @@ class Snapshot:
     def top_level(self, path: str, name: str) -> Symbol | None:
         return self.by_qname.get((path, name))
 
-    def edges_of(self, path: str) -> list[Edge]:
-        fg = self.files.get(path)
-        return fg.edges if fg is not None else []
+    def edge_rows_of(
+        self, path: str, kinds: Collection[EdgeKind] | None = None, lines: tuple[int, int] | None = None
+    ) -> Rows:
+        """Rows of a file's edges, in the order written; only ``kinds``, only within
+        ``lines`` (first, last; 1-based, inclusive) when given."""
+        lo, hi = self._file_rows.get(path, (0, 0))
+        rows = np.arange(lo, hi, dtype=np.int32)
+        c = self.columns
+        if kinds is not None:
+            rows = rows[np.isin(c.kind[lo:hi], [KIND_CODE[k] for k in kinds])]
+        if lines is not None:
+            at = c.line[rows]
+            rows = rows[(at >= lines[0]) & (at <= lines[1])]
+        return rows
+
+    def edges_of(
+        self, path: str, kinds: Collection[EdgeKind] | None = None, lines: tuple[int, int] | None = None
+    ) -> list[Edge]:
+        """A file's edges (see ``edge_rows_of``)."""
+        return self.edges(self.edge_rows_of(path, kinds, lines))
 
     def symbols_of(self, path: str) -> list[Symbol]:
         fg = self.files.get(path)
         return fg.symbols if fg is not None else []
 
     def all_edges(self) -> Iterable[Edge]:
-        for fg in self.files.values():
-            yield from fg.edges
+        for path in self.files:
+            yield from self.edges_of(path)
 
     def symbol_at(self, path: str, line: int, column: int) -> Symbol | None:
         """The innermost definition whose range holds the position (1-based line)."""
@@ -291,6 +441,12 @@ class Snapshot:
             if inside and (best is None or (start.line, start.column) >= _start(best)):
                 best = s
         return best
+
+
+def bisect_id(values: list[str], value: str) -> int:
+    """The index of ``value`` in sorted ``values``; -1 when absent."""
+    i = bisect.bisect_left(values, value)
+    return i if i < len(values) and values[i] == value else -1
 
 
 def _start(s: Symbol) -> tuple[int, int]:

@@ -71,9 +71,7 @@ def expand(
         paths: list[tuple[str, float, tuple[str, ...]]] = []  # (target, seed score, via)
         for chunk, score, via in frontier:
             targets: dict[str, str] = {}
-            for e in snap.edges_of(chunk.path):
-                if e.kind not in _FOLLOWED or not chunk.start_line <= e.line <= chunk.end_line:
-                    continue
+            for e in snap.edges_of(chunk.path, kinds=_FOLLOWED, lines=(chunk.start_line, chunk.end_line)):
                 sym = res.resolve(e).symbol
                 if sym is None or not sym.chunk_id or sym.chunk_id == chunk.id:
                     continue

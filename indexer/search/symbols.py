@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
 
+import numpy as np
+import numpy.typing as npt
 import re2
 
 from ..errors import QueryError
@@ -60,9 +63,37 @@ class SymbolHit:
     score: float  # in [0, 1]
 
 
+class _Keyed:
+    """Row numbers by a string key: the distinct keys sorted, the rows grouped by key in
+    one int array (a dict of lists of ints took ~25 MiB for the stdlib's 129k names)."""
+
+    __slots__ = ("keys", "rows", "starts")
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: each key's rows ascending
+        self.rows = np.array(order, np.int32)
+        self.keys: list[str] = []
+        starts: list[int] = []
+        prev: str | None = None
+        for j, i in enumerate(order):
+            if keys[i] != prev:
+                prev = keys[i]
+                self.keys.append(prev)
+                starts.append(j)
+        starts.append(len(order))
+        self.starts = np.array(starts, np.int32)
+
+    def get(self, key: str) -> list[int]:
+        k = bisect.bisect_left(self.keys, key)
+        if k == len(self.keys) or self.keys[k] != key:
+            return []
+        found: list[int] = self.rows[self.starts[k] : self.starts[k + 1]].tolist()
+        return found
+
+
 class NameTable:
-    """Symbols held in memory and matched by name: dicts for exact, a sorted list for
-    prefix, one joined string (a line per name) for the scans, so loops run in C.
+    """Symbols held in memory and matched by name: sorted keys for exact and prefix
+    matches, one joined string (a line per name) for the scans, so loops run in C.
     The camel-hump and fuzzy scans use RE2: its linear-time automaton scans the 1 MB
     of stdlib names in a few ms where ``re`` backtracks through every line (0.2-1 s
     for a long fuzzy query)."""
@@ -70,13 +101,12 @@ class NameTable:
     def __init__(self, symbols: Iterable[Symbol]) -> None:
         ordered = sorted(symbols, key=lambda s: (s.path, s.range.start.line, s.range.start.column))
         self.symbols = ordered
-        self._lower = [sym.name.lower() for sym in ordered]
-        self._by_name: dict[str, list[int]] = {}
-        self._by_qualified: dict[str, list[int]] = {}
+        intern = sys.intern  # lower-case names repeat (129k stdlib symbols, far fewer names)
+        self._lower = [intern(sym.name.lower()) for sym in ordered]
+        self._by_name = _Keyed([sym.name for sym in ordered])
+        self._by_qualified = _Keyed([sym.qualified_name for sym in ordered])
         self._members: dict[tuple[str, str], list[int]] = {}
         for i, sym in enumerate(ordered):
-            self._by_name.setdefault(sym.name, []).append(i)
-            self._by_qualified.setdefault(sym.qualified_name, []).append(i)
             if sym.container:
                 self._members.setdefault((sym.path, sym.container), []).append(i)
         # members declared away from their type (Swift / Kotlin / C# extensions, Rust impls in
@@ -84,21 +114,23 @@ class NameTable:
         self._detached: dict[tuple[str, str], list[int]] = {}
         for i, sym in enumerate(ordered):
             if sym.container and not any(
-                self.symbols[j].path == sym.path for j in self._by_qualified.get(sym.container, [])
+                self.symbols[j].path == sym.path for j in self._by_qualified.get(sym.container)
             ):
                 self._detached.setdefault((sym.container, sym.language), []).append(i)
-        self._sorted = sorted((name, i) for i, name in enumerate(self._lower))
+        # lower-case names sorted (ties by row): the prefix matches are a run of them
+        order = sorted(range(len(ordered)), key=self._lower.__getitem__)
+        self._sorted = [self._lower[i] for i in order]
+        self._sorted_rows = np.array(order, np.int32)
         # The scans run on UTF-8 bytes: RE2 reports byte offsets, and converting each
         # back to a character offset costs more than the scan itself.
         names = [sym.name.replace("\n", " ") for sym in ordered]
         self._joined = "\n".join(names).encode("utf-8")
         self._joined_lower = "\n".join(n.lower() for n in names).encode("utf-8")
-        self._offsets = _line_offsets(names)
-        self._offsets_lower = _line_offsets(n.lower() for n in names)
-        self._offsets_set = set(self._offsets)
+        self._offsets = np.array(_line_offsets(names), np.int64)
+        self._offsets_lower = np.array(_line_offsets(n.lower() for n in names), np.int64)
 
     def qualified(self, name: str) -> list[int]:
-        return self._by_qualified.get(name, [])
+        return self._by_qualified.get(name)
 
     def members(self, sym: Symbol) -> list[Symbol]:
         """Members in the type's own file, then those its extensions declare elsewhere, when
@@ -108,7 +140,7 @@ class NameTable:
         if away:
             namesakes = [
                 j
-                for j in self._by_qualified.get(sym.qualified_name, [])
+                for j in self._by_qualified.get(sym.qualified_name)
                 if self.symbols[j].language == sym.language and self.symbols[j].kind in _CONTAINER_KINDS
             ]
             if len(namesakes) == 1:
@@ -116,9 +148,17 @@ class NameTable:
         return own
 
     @staticmethod
-    def _lines(offsets: list[int], positions: Iterable[int]) -> list[int]:
+    def _lines(offsets: npt.NDArray[np.int64], positions: Iterable[int]) -> list[int]:
         """Indices of the names holding these byte offsets of a joined text, each once."""
-        return list(dict.fromkeys(bisect.bisect_right(offsets, p) - 1 for p in positions))
+        at = np.fromiter(positions, np.int64)
+        return list(dict.fromkeys((np.searchsorted(offsets, at, "right") - 1).tolist()))
+
+    @staticmethod
+    def _line_starts(offsets: npt.NDArray[np.int64], positions: Iterable[int]) -> list[int]:
+        """The positions that start a name, in their order."""
+        at = np.fromiter(positions, np.int64)
+        k = np.minimum(np.searchsorted(offsets, at), max(len(offsets) - 1, 0))
+        return at[offsets[k] == at].tolist() if len(offsets) else []
 
     def _find_all(self, needle: str) -> list[int]:
         if not needle:  # every name (``Outer.`` asks for the name ""); none of an empty table
@@ -145,14 +185,16 @@ class NameTable:
                 out.append((i, m))
             return len(out) >= limit
 
-        for i in self._by_name.get(query, []):
+        for i in self._by_name.get(query):
             if add(i, SymbolMatch.EXACT):
                 return out
-        lo = bisect.bisect_left(self._sorted, (q, -1))
         prefix: list[int] = []
-        for name, i in self._sorted[lo:]:
+        names, rows = self._sorted, self._sorted_rows
+        for j in range(bisect.bisect_left(names, q), len(names)):
+            name = names[j]
             if not name.startswith(q):
                 break
+            i = int(rows[j])
             if name == q:
                 if add(i, SymbolMatch.EXACT_CASE_INSENSITIVE):
                     return out
@@ -170,10 +212,8 @@ class NameTable:
         few = not exact and len(out) + len(later[SymbolMatch.SUBSTRING]) < _FEW
         hump = _hump_regex(query)
         if hump is not None and (few or any(c.isupper() for c in query[1:])):
-            starts = self._offsets_set
-            later[SymbolMatch.CAMEL_HUMP] = self._lines(
-                self._offsets, (m.start() for m in hump.finditer(self._joined) if m.start() in starts)
-            )
+            starts = self._line_starts(self._offsets, (m.start() for m in hump.finditer(self._joined)))
+            later[SymbolMatch.CAMEL_HUMP] = self._lines(self._offsets, starts)
         if few and len(q) >= 3:
             fuzzy = re2.compile("[^\n]*?".join(re.escape(c) for c in q).encode("utf-8"), _SCAN_OPTIONS)
             later[SymbolMatch.FUZZY] = self._lines(

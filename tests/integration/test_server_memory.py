@@ -3,16 +3,21 @@ graph, and both dropped after idling with the same answers once they reload."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
 from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.graph import Graph, callers
 from codesift.indexer.graph import snapshot as graph_snapshot
 from codesift.indexer.heap import shared_int
+from codesift.indexer.model import Edge
+from codesift.indexer.rows import edges_from_table
 from codesift.indexer.search.symbols import SymbolIndex, find_symbols
 from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.store import EDGES
 from codesift.indexer.sync import index_workspace, open_store
 from codesift.server.projects import Embedders, Project
 
@@ -79,3 +84,54 @@ def test_project_drops_idle_symbol_index_and_graph_and_answers_the_same(shop: Pa
         assert project.symbol_index().loaded
     finally:
         project.close()
+
+
+def _graph_view(g: Graph) -> dict[str, object]:
+    """Every file's edges (as ``Edge`` objects) with their resolution, and the callers of
+    each definition: what a graph answers, to compare two graphs."""
+    out: dict[str, object] = {}
+    for path in sorted(g.snapshot.files):
+        out[path] = [(e, g.resolver.resolve(e)) for e in g.snapshot.edges_of(path)]
+        for s in g.snapshot.symbols_of(path):
+            out[f"{path}:{s.qualified_name}"] = callers(g, s, include_unresolved=True)
+    return out
+
+
+@pytest.mark.parametrize("full_reload", [300, 0])
+def test_graph_holds_edges_as_columns_and_a_reload_of_changed_files_answers_as_a_fresh_read(
+    shop: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, full_reload: int
+) -> None:
+    monkeypatch.setattr(graph_snapshot, "_FULL_RELOAD", full_reload)  # 0: whole tables
+    store = open_store(shop, load_settings(shop))
+    kept = Graph(store)  # long-lived, as the language server keeps it
+    kept.refresh()
+    stored = edges_from_table(store.table(EDGES).to_arrow())
+    held = [e for p in kept.snapshot.files for e in kept.snapshot.edges_of(p)]
+    assert sorted(held, key=repr) == sorted(stored, key=repr) and len(held) >= 10
+    # the snapshot makes Edge objects for the import edges only; the rest are columns
+    del stored, held
+    gc.collect()
+    imports = sum(len(v) for v in kept.snapshot.star_imports.values()) + sum(
+        len(es) for by in kept.snapshot.imports.values() for es in by.values()
+    )
+    assert sum(isinstance(o, Edge) for o in gc.get_objects()) <= imports + len(
+        {id(e) for es in kept.snapshot.imports_by_name.values() for e in es}
+    )
+    # one file edited, one added, one removed: the kept graph re-reads those and keeps the rest
+    (shop / "shop" / "totals.py").write_text("def total(lines):\n    return 0\n")
+    (shop / "shop" / "pricing.py").write_text(
+        "from .totals import total\n\ndef other():\n    return total([])\n"
+    )
+    (shop / "web" / "app.py").unlink()
+    settings = load_settings(shop)
+    reindex_paths(
+        shop, settings, ["shop/totals.py", "shop/pricing.py", "web/app.py"], embedder=embedder, embed=False
+    )
+    kept.refresh()
+    fresh = Graph(open_store(shop, settings))
+    fresh.refresh()
+    assert _graph_view(kept) == _graph_view(fresh)
+    assert "web/app.py" not in kept.snapshot.files and kept.snapshot.edges_of("web/app.py") == []
+    (total,) = kept.find("shop.pricing.total")
+    assert total.path == "shop/totals.py"
+    assert names(callers(kept, total)) == {"OrderRepository.place", "other"}

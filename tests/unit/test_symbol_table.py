@@ -41,3 +41,32 @@ def test_fuzzy_over_multibyte_names() -> None:
     assert ("größeBerechnen", SymbolMatch.FUZZY) in names("gßbn")
     assert ("naïveParser", SymbolMatch.FUZZY) in names("nïpr")
     assert "zebra" not in [n for n, _ in names("gßbn")]
+
+
+def test_exact_prefix_and_qualified_matches_keep_the_tables_order_among_namesakes() -> None:
+    def at(name: str, qualified: str, path: str, line: int) -> Symbol:
+        span = Span(Position(line, 0), Position(line, 9))
+        return Symbol(name, qualified, SymbolKind.METHOD, path, "python", span, span, "", f"{path}{line}")
+
+    table = NameTable(
+        [
+            at("load", "B.load", "b.py", 3),
+            at("Load", "A.Load", "a.py", 9),
+            at("load", "A.load", "a.py", 2),
+            at("loader", "loader", "a.py", 1),
+            at("load", "B.load", "b.py", 1),
+        ]
+    )
+    rows = [
+        (table.symbols[i].path, table.symbols[i].range.start.line, m) for i, m in table.candidates("load", 10)
+    ]
+    assert rows == [
+        ("a.py", 2, SymbolMatch.EXACT),
+        ("b.py", 1, SymbolMatch.EXACT),
+        ("b.py", 3, SymbolMatch.EXACT),
+        ("a.py", 9, SymbolMatch.EXACT_CASE_INSENSITIVE),
+        ("a.py", 1, SymbolMatch.PREFIX),
+    ]
+    assert [table.symbols[i].path for i in table.qualified("B.load")] == ["b.py", "b.py"]
+    assert table.qualified("B.lo") == [] and table.qualified("") == []
+    assert [(table.symbols[i].name, m) for i, m in table.candidates("zz", 10)] == []
