@@ -411,10 +411,14 @@ class Resolver:
         snap = self.snap
         # lexical: the containers around the reference, innermost first
         parts = edge.from_symbol.split(".") if edge.from_symbol else []
+        in_namespace = False
         for i in range(len(parts), 0, -1):  # from the scope itself: a type's body sees its members
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
-            if own is not None and own.kind in _NAMESPACE_KINDS:
+            # C#: `namespace A.B.C { … }` is inside `A.B` and `A` too, which have no symbol here
+            outer = own is None and in_namespace and lang in _OPEN_NAMESPACES
+            if outer or (own is not None and own.kind in _NAMESPACE_KINDS):
+                in_namespace = True
                 inner = snap.symbol(path, f"{prefix}.{head}") or self.namespace_member(prefix, head, lang)
                 if inner is not None:
                     return inner
@@ -422,7 +426,10 @@ class Resolver:
                 cls = own if own is not None and own.kind in TYPE_KINDS else self.type_for_scope(path, prefix)
                 if cls is not None:
                     found = self.member(cls, head)
-                    if found is not None:
+                    # a type named in a class body (`class R : JsonReader`) is the type, not
+                    # the constructor of a base named like it; a call may be the constructor
+                    ctor = found is not None and found.kind is SymbolKind.CONSTRUCTOR and found.name == head
+                    if found is not None and not (ctor and edge.kind is not EdgeKind.CALL):
                         return found
         top = snap.top_level(path, head)
         if top is not None:
