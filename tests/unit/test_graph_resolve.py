@@ -518,3 +518,19 @@ def test_a_generic_parameter_is_never_a_class_of_its_name(path: str, code: str) 
     (call,) = [e for e in edges if e.kind is EdgeKind.CALL and e.last_name == "Go"]
     r = g.resolver.resolve(call)
     assert r.symbol is None and r.candidates
+
+
+def test_a_conditional_redefinition_has_the_calls_of_its_name() -> None:
+    """`if WIN: def f() … else: def f() …` defines one name: a call of `f` calls whichever
+    the module defines, so both definitions list it (jedi and pyright do too)."""
+    g = graph_of(
+        {
+            "compat.py": "import sys\nif sys.platform == 'win32':\n    def f():\n        return 1\n"
+            "else:\n    def f():\n        return 2\n",
+            "use.py": "from compat import f\n\ndef g():\n    f()\n",
+        }
+    )
+    first, second = sorted(g.find("f"), key=lambda s: s.range.start.line)
+    for sym in (first, second):
+        assert {c.caller.qualified_name for c in callers(g, sym) if c.caller} == {"g"}
+        assert [r.location.path for r in references(g, sym) if r.kind is EdgeKind.CALL] == ["use.py"]
