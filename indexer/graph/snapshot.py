@@ -221,7 +221,8 @@ class Snapshot:
                         binds[e.alias].append(e)
                 else:
                     if e.alias:
-                        self.bindings[self._binding_key(e)].append(e)
+                        for key in self._binding_keys(e):
+                            self.bindings[key].append(e)
                     self.edges_by_last[e.last_name].append(e)
                     if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT):
                         self.edges_by_scope[e.from_symbol].append(e)
@@ -230,17 +231,21 @@ class Snapshot:
             if len(paths) == 1:
                 self.python_modules.setdefault(rooted, paths[0])
 
-    def _binding_key(self, e: Edge) -> tuple[str, str, str]:
-        """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
-        class around the method that assigns it), the rest on the edge's own scope."""
-        scope = self.binding_scope(e.path, e.from_symbol)
-        name = e.alias.removeprefix("with:").removeprefix("is:")
-        if name.startswith("self."):
-            owner = self.by_qname.get((e.path, scope))
-            if owner is not None and owner.kind not in TYPE_KINDS:
-                scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
-            self.attributes[name[5:]].append((e.path, scope))
-        return e.path, scope, name
+    def _binding_keys(self, e: Edge) -> list[tuple[str, str, str]]:
+        """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
+        ``self.x`` on the class (its own body, or the class around the method that assigns
+        it), the rest on the edge's own scope."""
+        here = self.binding_scope(e.path, e.from_symbol)
+        out = []
+        for name in e.alias.removeprefix("with:").removeprefix("is:").split(";"):
+            scope = here
+            if name.startswith("self."):
+                owner = self.by_qname.get((e.path, scope))
+                if owner is not None and owner.kind not in TYPE_KINDS:
+                    scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
+                self.attributes[name[5:]].append((e.path, scope))
+            out.append((e.path, scope, name))
+        return out
 
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""

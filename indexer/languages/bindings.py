@@ -45,6 +45,7 @@ from .base import node_text
 Marks = dict[tuple[int, int], str]
 
 RETURN = "return"
+SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 
@@ -86,8 +87,9 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "none", "unknown"
-    node: Node | None = None  # the annotation's type name / the callee
+    how: str  # "ann", "call", "with", "is", "none", "unknown", "copy", "val" (a copied "ann")
+    node: Node | None = None  # the annotation's type name / the callee / a copy's source name
+    scope: str = ""  # a copy's: the scope its source name is bound in
 
     @property
     def text(self) -> str:
@@ -96,6 +98,7 @@ class _Binding:
 
 _UNKNOWN = _Binding("unknown")
 _NONE = _Binding("none")
+Found = dict[tuple[str, str, str], list[_Binding]]
 
 
 def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
@@ -192,18 +195,40 @@ def _without_generics(
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
     marks: Marks = {}
+    labels: dict[tuple[int, int], list[str]] = {}
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name in elsewhere:
             continue
-        chosen = _agreed(bindings)
+        chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
         label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
             prefix = WITH if b.how == "with" else IS if b.how == "is" else ""
-            marks[(b.node.end_point.row, b.node.end_point.column)] = prefix + label
+            at = (b.node.end_point.row, b.node.end_point.column)
+            labels.setdefault(at, []).append(label)
+            marks[at] = prefix + SEPARATOR.join(labels[at])
     return marks
+
+
+def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str]]) -> list[_Binding]:
+    """``bindings`` with each copy (``self.ctx = ctx``, ``x = y``) replaced by what its
+    source name is bound to in the same scope, when those bindings agree; a copy of an
+    untyped name (or of itself) is untyped."""
+    if all(b.how != "copy" for b in bindings):
+        return bindings
+    out: list[_Binding] = []
+    for b in bindings:
+        if b.how != "copy":
+            out.append(b)
+            continue
+        key = (b.scope, b.text)
+        source = found.get(("local", b.scope, b.text)) if key not in seen else None
+        agreed = _agreed(_copied(found, source, seen | {key})) if source else []
+        # a value of the declared type, not a declaration: it does not win over other values
+        out.extend([_Binding("val", a.node) if a.how == "ann" else a for a in agreed] or [_UNKNOWN])
+    return out
 
 
 def _agreed(bindings: list[_Binding]) -> list[_Binding]:
@@ -233,9 +258,6 @@ def value_after_equals(node: Node) -> Node | None:
         elif after and c.is_named:
             return c
     return None
-
-
-Found = dict[tuple[str, str, str], list[_Binding]]
 
 
 class Collector:
@@ -369,6 +391,9 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
     if top and left.type == "identifier" and named and right is not None:
         bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        bind(scope, left, _Binding("copy", right, scope))  # `self.ctx = ctx`: what `ctx` is here
         return
     bind(scope, left, _value_binding(right))
 

@@ -90,6 +90,25 @@ def graph(code: str) -> Graph:
             "Context.invoke",
         ),
         ("Ctx = Context\ndef f():\n    Ctx()\n", "Ctx", "Context"),
+        # a copy of a typed name: an attribute set from a parameter, a local from another
+        (
+            "class C:\n    def __init__(self, command: Context):\n        self.command = command\n"
+            "    def run(self):\n        self.command.invoke()\n",
+            "self.command.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self, c: Context | None = None):\n        self.c = c\n"
+            "    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        ("def f(c: Context):\n    x = c\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "def f():\n    with Context() as c:\n        x = c\n        x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
         # a guard that converts the parameter: a `Context` on every path after it
         (
             "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
@@ -125,6 +144,18 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        # a copy of an untyped name, of itself, or one value among others of another type
+        (
+            "class C:\n    def __init__(self, c):\n        self.c = c\n    def run(self):\n"
+            "        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        ("def f(a):\n    b = a\n    a = b\n    b.invoke()\n", "b.invoke"),
+        (
+            "class C:\n    def __init__(self, c: Context):\n        self.c = c\n    def other(self):\n"
+            "        self.c = Plain()\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
         # an alias bound twice, or rebound in a function
