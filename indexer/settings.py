@@ -263,7 +263,9 @@ class Settings:
             # bindings and declared types as references, C# call chains `a.B().C`, Rust
             # `-> Self`, Python `if not isinstance(x, C): x = C(x)` and module-level aliases
             # `X = m.C` as references, Swift return types; 6: Kotlin extension functions as
-            # members of the extended type, no edges to generic parameters), so old indexes rebuild.
+            # members of the extended type, no edges to generic parameters, Python copies
+            # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references),
+            # so old indexes rebuild.
             "parser": "6",
             "max_tokens": str(self.embed.max_tokens),
         }

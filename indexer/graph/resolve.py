@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import IS, RETURN, WITH
+from ..languages.bindings import IN, IS, ITEMS, RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -395,6 +395,9 @@ class Resolver:
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
+        if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
+            items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
         t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
         if t is not None and edge.alias.startswith(WITH):
             enter = self.member(t, "__enter__")

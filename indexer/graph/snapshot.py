@@ -237,8 +237,10 @@ class Snapshot:
         it), the rest on the edge's own scope."""
         here = self.binding_scope(e.path, e.from_symbol)
         out = []
-        for name in e.alias.removeprefix("with:").removeprefix("is:").split(";"):
-            scope = here
+        for label in e.alias.removeprefix("with:").removeprefix("is:").removeprefix("in:").split(";"):
+            scope, _, name = label.rpartition(">")  # `C.run>param`: a name of another scope
+            if not _:
+                scope = here
             if name.startswith("self."):
                 owner = self.by_qname.get((e.path, scope))
                 if owner is not None and owner.kind not in TYPE_KINDS:

@@ -45,6 +45,8 @@ from .base import node_text
 Marks = dict[tuple[int, int], str]
 
 RETURN = "return"
+ITEMS = "[]"  # suffix: what iterating the name gives (`return[]`, `params[]`, `self.params[]`)
+IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an item of its result
 SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
@@ -52,8 +54,8 @@ IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that clas
 _QUERY = """
 (assignment) @assign
 (augmented_assignment left: (_) @unknown)
-(for_statement left: (_) @unknown)
-(for_in_clause left: (_) @unknown)
+(for_statement) @for
+(for_in_clause) @for
 (named_expression name: (_) @unknown)
 (with_item) @with
 (except_clause (as_pattern (as_pattern_target) @unknown))
@@ -87,9 +89,10 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "none", "unknown", "copy", "val" (a copied "ann")
+    how: str  # "ann", "call", "with", "is", "in", "none", "unknown", "copy", "val" (a copied "ann")
     node: Node | None = None  # the annotation's type name / the callee / a copy's source name
-    scope: str = ""  # a copy's: the scope its source name is bound in
+    scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
+    suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives
 
     @property
     def text(self) -> str:
@@ -98,6 +101,7 @@ class _Binding:
 
 _UNKNOWN = _Binding("unknown")
 _NONE = _Binding("none")
+_ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
 Found = dict[tuple[str, str, str], list[_Binding]]
 
 
@@ -109,27 +113,32 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
 
-    def bind(scope: str, target: Node, b: _Binding) -> None:
+    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
+        """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
+        ``name[]``): any binding that states no item type leaves the items untyped."""
         for name in _names(target):
-            if name.startswith("self."):
-                if scope in classes:
-                    continue  # `self.x` in a class body is not an attribute binding
-                owner = scope.rpartition(".")[0]
-                if owner in classes:
-                    found[("attr", owner, name[5:])].append(b)
-            elif scope in classes:  # a class body: the class's attribute
-                found[("attr", scope, name)].append(b)
-                elsewhere.add(name)
-            else:
-                found[("local", scope, name)].append(b)
-                if scope:
-                    elsewhere.add(name)
+            for key, value in ((name, b), (name + ITEMS, item)):
+                if key.startswith("self."):
+                    if scope in classes:
+                        continue  # `self.x` in a class body is not an attribute binding
+                    owner = scope.rpartition(".")[0]
+                    if owner in classes:
+                        found[("attr", owner, key[5:])].append(value)
+                elif scope in classes:  # a class body: the class's attribute
+                    found[("attr", scope, key)].append(value)
+                    elsewhere.add(key)
+                else:
+                    found[("local", scope, key)].append(value)
+                    if scope:
+                        elsewhere.add(key)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
         elif capture == "assign":
             _assignment(node, scope_of(node), bind)
+        elif capture == "for":
+            _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
             _with(node, scope_of(node), bind)
         elif capture == "params":
@@ -142,6 +151,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             target = _type_name(ret)
             if target is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
+            item = _item_type(ret)
+            if item is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
         elif capture == "import":
@@ -195,24 +207,30 @@ def _without_generics(
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
     marks: Marks = {}
-    labels: dict[tuple[int, int], list[str]] = {}
+    labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name in elsewhere:
             continue
         chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
-        label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
+        label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
-            prefix = WITH if b.how == "with" else IS if b.how == "is" else ""
+            prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
+            # a type stated in another scope (an attribute's items in a method's loop): the
+            # label says whose name it binds, `C.run>param`
+            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind == "local" else label
             at = (b.node.end_point.row, b.node.end_point.column)
-            labels.setdefault(at, []).append(label)
-            marks[at] = prefix + SEPARATOR.join(labels[at])
+            first, names = labels.setdefault(at, (prefix, []))
+            if first != prefix:
+                continue  # one edge, two kinds of binding: keep the first
+            names.append(named)
+            marks[at] = prefix + SEPARATOR.join(names)
     return marks
 
 
-def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str]]) -> list[_Binding]:
+def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:
     """``bindings`` with each copy (``self.ctx = ctx``, ``x = y``) replaced by what its
     source name is bound to in the same scope, when those bindings agree; a copy of an
     untyped name (or of itself) is untyped."""
@@ -223,11 +241,14 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str]]) 
         if b.how != "copy":
             out.append(b)
             continue
-        key = (b.scope, b.text)
-        source = found.get(("local", b.scope, b.text)) if key not in seen else None
+        kind, _, where = b.scope.rpartition(":")  # "attr:C" for a class's attribute
+        key = (kind or "local", where, b.text + b.suffix)
+        source = found.get(key) if key not in seen else None
         agreed = _agreed(_copied(found, source, seen | {key})) if source else []
         # a value of the declared type, not a declaration: it does not win over other values
-        out.extend([_Binding("val", a.node) if a.how == "ann" else a for a in agreed] or [_UNKNOWN])
+        origin = _ELSEWHERE if kind else ""
+        copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
+        out.extend(copies or [_UNKNOWN])
     return out
 
 
@@ -362,7 +383,7 @@ def _callee(value: Node | None) -> Node | None:
     return fn if fn is not None and _dotted(fn) else None
 
 
-Bind = Callable[[str, Node, _Binding], None]
+Bind = Callable[..., None]  # (scope, target, binding[, the items' binding])
 
 
 def _value_binding(value: Node | None) -> _Binding:
@@ -376,12 +397,13 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     left = node.child_by_field_name("left")
     if left is None:
         return
-    target = _type_name(node.child_by_field_name("type"))
+    declared = node.child_by_field_name("type")
+    target = _type_name(declared)
     if target is not None:
         bind(scope, left, _Binding("ann", target))
         return
-    if node.child_by_field_name("type") is not None and node.child_by_field_name("right") is None:
-        bind(scope, left, _UNKNOWN)  # `x: list[int]`: declared, not a class we name
+    if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
+        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
         return
     if left.type not in ("identifier", "attribute"):
         bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
@@ -410,6 +432,76 @@ def _with(item: Node, scope: str, bind: Bind) -> None:
     bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
 
 
+def annotated_items(target: Node | None) -> _Binding:
+    """The items' binding of a container annotation: their class, or untyped."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+_CONTAINERS = frozenset(
+    {
+        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+        "Iterable", "Iterator", "Collection", "AbstractSet", "MutableSet", "Generator", "tuple", "Tuple",
+    }
+)  # fmt: skip
+
+
+def _item_type(type_node: Node | None) -> Node | None:
+    """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
+    ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
+    ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        node = left if right is not None and right.type == "none" else None
+    if node is None:
+        return None
+    head: Node | None
+    if node.type == "generic_type" and node.named_child_count == 2:  # list[Foo]
+        head, params = node.named_children
+        args = [
+            a.named_children[0] if a.type == "type" and a.named_child_count else a
+            for a in params.named_children
+        ]
+    elif node.type == "subscript":  # cabc.Iterator[Foo]
+        head = node.child_by_field_name("value")
+        args = node.children_by_field_name("subscript")
+    else:
+        return None
+    name = node_text(head).rsplit(".", 1)[-1]
+    if head is None or name not in _CONTAINERS or not args:
+        return None
+    if name in ("tuple", "Tuple"):
+        if len(args) != 2 or args[1].type != "ellipsis":
+            return None  # `tuple[A, B]`: its items differ
+    elif name != "Generator" and len(args) != 1:
+        return None
+    first = args[0]
+    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
+
+
+def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
+    """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
+    result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
+    class's attribute (``self.params``: their annotations' items); anything else, a tuple
+    target or ``async for``, leaves it untyped."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None:
+        return
+    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
+        bind(scope, left, _UNKNOWN)
+        return
+    callee = _callee(right)
+    if callee is not None:
+        bind(scope, left, _Binding("in", callee))
+    elif right.type == "identifier":
+        bind(scope, left, _Binding("copy", right, scope, ITEMS))
+    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
+        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
+    else:
+        bind(scope, left, _UNKNOWN)
+
+
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
     for p in params.named_children:
@@ -420,9 +512,11 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
                 continue
-            target = _type_name(p.child_by_field_name("type"))
+            declared = p.child_by_field_name("type")
+            target = _type_name(declared)
             plain = name.type == "identifier"
-            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN)
+            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
+            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:

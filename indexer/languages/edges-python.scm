@@ -9,3 +9,7 @@
 (decorator [(identifier) (attribute)] @ref)
 (type (binary_operator [(identifier) (attribute)] @ref))
 (module (assignment left: (identifier) right: [(identifier) (attribute)] @ref))
+(type (subscript value: [(identifier) (attribute)] @ref))
+(type (subscript subscript: [(identifier) (attribute)] @ref))
+(type (binary_operator (subscript value: [(identifier) (attribute)] @ref)))
+(type (binary_operator (subscript subscript: [(identifier) (attribute)] @ref)))
