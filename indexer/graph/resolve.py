@@ -438,6 +438,8 @@ class Resolver:
         if top is not None:
             return top
         for e in reversed(snap.imports.get(path, {}).get(head, [])):
+            if not _visible_from(e.from_symbol, edge.from_symbol):
+                continue  # an import inside another function binds the name there only
             target = self.import_target(e, 0)
             if target is not None:
                 return target
@@ -615,6 +617,12 @@ class Resolver:
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _visible_from(scope: str, here: str) -> bool:
+    """Whether a name bound in ``scope`` (an import's) is visible in code of ``here``: the
+    top level, or ``here`` itself and what it contains."""
+    return not scope or here == scope or here.startswith(scope + ".")
 
 
 def _top_of(s: Symbol, where: str, want: str) -> bool:

@@ -534,3 +534,22 @@ def test_a_conditional_redefinition_has_the_calls_of_its_name() -> None:
     for sym in (first, second):
         assert {c.caller.qualified_name for c in callers(g, sym) if c.caller} == {"g"}
         assert [r.location.path for r in references(g, sym) if r.kind is EdgeKind.CALL] == ["use.py"]
+
+
+def test_an_import_inside_a_function_binds_its_name_there_only() -> None:
+    """`from ._impl import raw as f` inside `raw()` names `f` in `raw` only: an `f` called in
+    another function of the file is something else (click's `prompt` calls a local `f`)."""
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/_impl.py": "def raw():\n    return 1\n",
+            "pkg/termui.py": "def prompt(f=None):\n    return f()\n\n"
+            "def raw():\n    from ._impl import raw as f\n\n    return f()\n",
+        }
+    )
+    local, imported = sorted(
+        (e for e in g.snapshot.edges_of("pkg/termui.py") if e.kind is EdgeKind.CALL), key=lambda e: e.line
+    )
+    assert g.resolver.resolve(local).symbol is None
+    target = g.resolver.resolve(imported).symbol
+    assert target is not None and target.path == "pkg/_impl.py"
