@@ -109,6 +109,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     """The typed bindings of one file, as marks on the edges' end points."""
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
+    bases: dict[str, list[str]] = {}  # class → the names its bases are written as
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -156,6 +157,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
+            bases[at(node.start_byte)] = _base_names(node.parent)
         elif capture == "import":
             scope = scope_of(node)
             for item in node.children_by_field_name("name"):
@@ -166,7 +168,37 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _UNKNOWN)
                 bind("", name, _UNKNOWN)
+    _inherit_attributes(found, bases, classes)
     return _decide(found, elsewhere)
+
+
+def _base_names(cls: Node | None) -> list[str]:
+    superclasses = cls.child_by_field_name("superclasses") if cls is not None else None
+    return [node_text(b) for b in superclasses.named_children] if superclasses is not None else []
+
+
+def _inherit_attributes(found: Found, bases: dict[str, list[str]], classes: Collection[str]) -> None:
+    """A class that binds no attribute ``x`` anywhere in its body or methods has its base's
+    ``x`` (``MissingParameter(BadParameter)`` uses the ``self.param`` BadParameter sets),
+    when exactly one of its bases in this file binds it. Bases in other files are not
+    seen here: their attributes stay untyped for the subclass. Classes come in source
+    order, so a base's own inherited attributes are there first."""
+    for cls, names in bases.items():
+        owner = cls.rpartition(".")[0]
+        local = [f"{owner}.{n}" if owner and f"{owner}.{n}" in classes else n for n in names]
+        known = [b for b in local if b in classes and b != cls]
+        if not known or len(known) != len(names):
+            continue  # a base from elsewhere (or a call, `metaclass=`) may bind any attribute
+        own = {name for kind, scope, name in found if kind == "attr" and scope == cls}
+        inherited: dict[str, list[list[_Binding]]] = {}
+        for base in known:
+            for (kind, scope, name), bindings in list(found.items()):
+                if kind == "attr" and scope == base and name not in own:
+                    inherited.setdefault(name, []).append(bindings)
+        for name, sources in inherited.items():
+            if len(sources) == 1:
+                agreed = _copied(found, sources[0], set())
+                found[("attr", cls, name)] = [_Binding(b.how, b.node, _ELSEWHERE) for b in agreed]
 
 
 def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
@@ -220,7 +252,7 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
-            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind == "local" else label
+            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
             at = (b.node.end_point.row, b.node.end_point.column)
             first, names = labels.setdefault(at, (prefix, []))
             if first != prefix:
@@ -390,7 +422,15 @@ def _value_binding(value: Node | None) -> _Binding:
     if value is not None and value.type == "none":
         return _NONE
     callee = _callee(value)
+    if callee is not None and node_text(callee) in _CASTS:  # `t.cast(Group, v)`: a Group
+        args = value.child_by_field_name("arguments") if value is not None else None
+        first = args.named_children[0] if args is not None and args.named_child_count else None
+        ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
+        return _Binding("val", first) if ok else _UNKNOWN
     return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+_CASTS = frozenset({"cast", "t.cast", "typing.cast"})
 
 
 def _assignment(node: Node, scope: str, bind: Bind) -> None:
@@ -415,7 +455,8 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
         bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
         return
     if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
-        bind(scope, left, _Binding("copy", right, scope))  # `self.ctx = ctx`: what `ctx` is here
+        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
+        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
         return
     bind(scope, left, _value_binding(right))
 

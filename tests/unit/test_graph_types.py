@@ -138,6 +138,21 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # an attribute a base in the file binds, where the class binds none of that name
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass M(B):\n    pass\n"
+            "class S(M):\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class B:\n    def __init__(self, cs: list[Context]):\n        self.cs = cs\nclass S(B):\n"
+            "    def run(self):\n        for c in self.cs:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # what `cast` says
+        ("def f(v):\n    g = t.cast(Context, v)\n    g.invoke()\n", "g.invoke", "Context.invoke"),
         # a guard that converts the parameter: a `Context` on every path after it
         (
             "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
@@ -207,6 +222,18 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "async def f():\n    async for c in agen():\n        c.invoke()\n",
             "c.invoke",
         ),
+        # the class binds the attribute itself, or a base from elsewhere might
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B):\n"
+            "    def __init__(self, c):\n        self.c = c\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, Plain):\n"
+            "    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        ("def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n", "g.invoke"),
         # an alias bound twice, or rebound in a function
         ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
         (
