@@ -13,19 +13,31 @@ it in its scope says the same thing —
 * a module-level alias (``Charset = _charset.Charset``, the only binding of the
   name): the name is that class or function itself;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
-  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``.
+  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
+* a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
+  that name is (a value of the declared type, which does not win over other values);
+* ``x = cast(Foo, v)``: a ``Foo`` value;
+* a loop variable (``for p in …`` or a comprehension's clause) over a call whose
+  return annotation says its items (``-> list[Foo]``, ``Iterator[Foo]``,
+  ``tuple[Foo, ...]``…), over a name or ``self`` attribute annotated so: ``Foo``.
+  What iterating a name gives is kept under ``name[]`` and any binding of the name
+  that does not state it leaves it untyped.
 
-Any other binding of the name in the scope (a loop target, a tuple unpacking, an
-unannotated parameter, ``+=``, a walrus, an import, a nested ``def``, a lambda or
-comprehension variable, ``except … as``, a call of something else) leaves it
+Any other binding of the name in the scope (a loop over anything else, a tuple
+unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
+``def``, a lambda variable, ``except … as``, a call of something else) leaves it
 untyped. Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
-class over all its methods. Module-level names count only when no other scope
+class over all its methods; a class that binds no attribute ``x`` has the one base
+in the same file that binds it. Module-level names count only when no other scope
 in the file binds the same name.
 
 The answer marks existing edges: the call or type reference edge at the
-callee / annotation gets ``alias`` = the bound name (``x``, ``self.x``,
-``return``; prefixed ``with:`` for a ``with`` target). Edges keep their meaning;
-the resolver reads the marks. The other languages' binders follow the same design,
+callee / annotation gets ``alias`` = the bound names, ``;``-separated when one
+edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
+scope than the edge's (a loop in ``C.run`` over an attribute typed in
+``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
+prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call. Edges
+keep their meaning; the resolver reads the marks. The other languages' binders follow the same design,
 each in its module: :mod:`.java_bindings`, :mod:`.typescript_bindings`,
 :mod:`.go_bindings`, :mod:`.rust_bindings`.
 """
