@@ -121,7 +121,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     """The typed bindings of one file, as marks on the edges' end points."""
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
-    bases: dict[str, list[str]] = {}  # class → the names its bases are written as
+    bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -169,7 +169,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
-            bases[at(node.start_byte)] = _base_names(node.parent)
+            bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
         elif capture == "import":
             scope = scope_of(node)
             for item in node.children_by_field_name("name"):
@@ -189,13 +189,15 @@ def _base_names(cls: Node | None) -> list[str]:
     return [node_text(b) for b in superclasses.named_children] if superclasses is not None else []
 
 
-def _inherit_attributes(found: Found, bases: dict[str, list[str]], classes: Collection[str]) -> None:
+def _inherit_attributes(
+    found: Found, bases: dict[str, tuple[int, list[str]]], classes: Collection[str]
+) -> None:
     """A class that binds no attribute ``x`` anywhere in its body or methods has its base's
     ``x`` (``MissingParameter(BadParameter)`` uses the ``self.param`` BadParameter sets),
     when exactly one of its bases in this file binds it. Bases in other files are not
     seen here: their attributes stay untyped for the subclass. Classes come in source
-    order, so a base's own inherited attributes are there first."""
-    for cls, names in bases.items():
+    order (the captures' order is not), so a base's own inherited attributes are there first."""
+    for cls, (_, names) in sorted(bases.items(), key=lambda item: item[1][0]):
         owner = cls.rpartition(".")[0]
         local = [f"{owner}.{n}" if owner and f"{owner}.{n}" in classes else n for n in names]
         known = [b for b in local if b in classes and b != cls]
