@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..heap import release_memory
+from ..languages.bindings import IN, IS, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import edges_from_table, symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
@@ -237,7 +238,7 @@ class Snapshot:
         it), the rest on the edge's own scope."""
         here = self.binding_scope(e.path, e.from_symbol)
         out = []
-        for label in e.alias.removeprefix("with:").removeprefix("is:").removeprefix("in:").split(";"):
+        for label in e.alias.removeprefix(WITH).removeprefix(IS).removeprefix(IN).split(SEPARATOR):
             scope, _, name = label.rpartition(">")  # `C.run>param`: a name of another scope
             if not _:
                 scope = here
