@@ -262,8 +262,10 @@ _DECLARATION = re.compile(rb"\b(func|init|class|struct|enum|protocol|extension|a
 
 def parse_failures(root: Path, language: str, suffix: str) -> dict[str, int]:
     """Files of ``language`` under ``root`` the grammar reports errors in, and those where an
-    ERROR node swallows a declaration (symbols lost)."""
+    ERROR node swallows a declaration (symbols lost), after the repairs the parser makes
+    (Swift: body-less functions, see ``languages.swift.repaired``)."""
     from codesift.indexer import grammars
+    from codesift.indexer.languages import swift
 
     parser = grammars.parser(language)
     files = errors = losing = 0
@@ -271,6 +273,9 @@ def parse_failures(root: Path, language: str, suffix: str) -> dict[str, int]:
         files += 1
         src = f.read_bytes()
         top = parser.parse(src).root_node
+        fixed = swift.repaired(src, top, lambda b: parser.parse(b).root_node) if language == "swift" else None
+        if fixed is not None:
+            src, top = fixed, parser.parse(fixed).root_node
         if not top.has_error:
             continue
         errors += 1

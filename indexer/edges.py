@@ -27,6 +27,7 @@ from importlib import resources
 from tree_sitter import Node, Query, QueryCursor
 
 from . import grammars
+from .languages import bindings
 from .languages.base import Item, Mapping
 from .languages.bindings import python_marks, swift_marks
 from .languages.csharp_bindings import csharp_marks
@@ -236,6 +237,8 @@ def extract_edges(
                 (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
     found.sort()
+    if language in _GENERIC_QUERIES:
+        found = _without_type_parameters(found, language, root)
     if language == "python":
         found = _mark_bindings(found, python_marks(root, scopes.binding_scope, scopes.classes))
     elif language == "swift":
@@ -262,6 +265,57 @@ def extract_edges(
         Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )
+
+
+# a generic parameter's declaration per language: its name is the field ``name``, else the
+# first type identifier; the declaration it belongs to is its list's parent
+_GENERIC_QUERIES = {
+    "csharp": "(type_parameter) @p",
+    "java": "(type_parameter) @p",
+    "kotlin": "(type_parameter) @p",
+    "swift": "(type_parameter) @p",
+    "typescript": "(type_parameter) @p",
+    "tsx": "(type_parameter) @p",
+    "rust": "(type_parameter) @p",
+    "go": "(type_parameter_declaration) @p",
+}
+_Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _type_parameters(language: str, root: Node) -> dict[str, list[_Span]]:
+    """Each generic parameter's name → the spans of the declarations that declare it."""
+    out: dict[str, list[_Span]] = {}
+    for _, node in bindings.captures(bindings.compiled_query(language, _GENERIC_QUERIES[language]), root):
+        names = node.children_by_field_name("name") or [
+            next((c for c in node.named_children if c.type == "type_identifier"), node)
+        ]
+        owner = node.parent.parent if node.parent is not None else None
+        if owner is None:
+            continue
+        for name in names:
+            if name.type in ("identifier", "type_identifier") and name.text:
+                span = (owner.start_point, owner.end_point)
+                out.setdefault(name.text.decode("utf-8", "replace"), []).append(span)
+    return out
+
+
+def _without_type_parameters(found: list[_Row], language: str, root: Node) -> list[_Row]:
+    """Edges to a generic parameter (``T`` in ``void M<T>(T t)``) dropped, and a path through
+    one (``T.decode(…)``) made a receiver of unknown type (``?.decode``): ``T`` is whatever
+    the caller says, never a class that happens to be named ``T``."""
+    generics = _type_parameters(language, root)
+    if not generics:
+        return found
+    out: list[_Row] = []
+    for row in found:
+        head, dot, rest = row[5].partition(".")
+        spans = generics.get(head.removesuffix("()")) if row[3] is not EdgeKind.IMPORT else None
+        if spans and any(start <= (row[0], row[1]) < end for start, end in spans):
+            if not dot:
+                continue
+            row = (*row[:5], "?." + rest, *row[6:])
+        out.append(row)
+    return out
 
 
 def _local_class(base: Node, scope: str) -> str:

@@ -42,6 +42,7 @@ from tree_sitter import Node, Parser
 
 from . import grammars
 from .edges import extract_edges
+from .languages import swift
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.mappings import mapping_for
 from .model import (
@@ -274,7 +275,12 @@ class _FileParse(_Chunker):
         self._attachable: dict[str, bool] = {}
 
     def run(self, parser: Parser, text: str) -> ParseResult:
-        tree = parser.parse(text.encode("utf-8", "surrogatepass"))
+        source = text.encode("utf-8", "surrogatepass")
+        tree = parser.parse(source)
+        if tree.root_node.has_error and self.language == "swift":
+            fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
+            if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
+                tree = parser.parse(fixed)
         root = tree.root_node
         items = outline(root, self.mapping)
         self.scope(items, 1, len(self.lines), "top", "")

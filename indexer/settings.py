@@ -262,8 +262,11 @@ class Settings:
             # their field / var / let / result types as references; 5: C# and Kotlin typed
             # bindings and declared types as references, C# call chains `a.B().C`, Rust
             # `-> Self`, Python `if not isinstance(x, C): x = C(x)` and module-level aliases
-            # `X = m.C` as references, Swift return types), so old indexes rebuild.
-            "parser": "5",
+            # `X = m.C` as references, Swift return types; 6: Kotlin extension functions as
+            # members of the extended type, no edges to generic parameters, Python copies
+            # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references),
+            # so old indexes rebuild.
+            "parser": "6",
             "max_tokens": str(self.embed.max_tokens),
         }
 

@@ -151,9 +151,21 @@ def edge_span(e: Edge) -> Span:
     return Span(Position(e.line, e.column), Position(e.end_line, e.end_column))
 
 
+def _namesakes(graph: Graph, symbol: Symbol) -> set[Symbol]:
+    """``symbol`` and the definitions of the same name and kind in its file and scope: a
+    conditional redefinition (``if WIN: def f(): … else: def f(): …``) is the same name,
+    and a call resolved to the first ``f`` calls whichever one the module defines."""
+    return {
+        s
+        for s in graph.snapshot.symbols_named(symbol.name)
+        if s.path == symbol.path and s.qualified_name == symbol.qualified_name and s.kind is symbol.kind
+    } | {symbol}
+
+
 def _targets(graph: Graph, symbol: Symbol) -> set[Symbol]:
-    """What a call to ``symbol`` resolves to: itself, or its class for a constructor."""
-    found = {symbol}
+    """What a call to ``symbol`` resolves to: itself (or a redefinition of it), or its class
+    for a constructor."""
+    found = _namesakes(graph, symbol)
     if symbol.kind is SymbolKind.CONSTRUCTOR and symbol.container:
         cls = graph.resolver.enclosing_type(symbol.path, symbol.qualified_name)
         if cls is not None:
@@ -224,9 +236,10 @@ def references(graph: Graph, symbol: Symbol) -> list[Reference]:
     snap = graph.snapshot
     names = _local_names(graph, {symbol.name})
     candidates = [e for n in names for e in (*snap.edges_named(n), *snap.imports_of(n))]
+    same = _namesakes(graph, symbol)
     for e in candidates:
         r = graph.resolver.resolve(e)
-        if r.symbol == symbol:
+        if r.symbol in same:
             out.append(Reference(Location(e.path, edge_span(e)), e.kind, e.from_symbol))
     out.sort(key=lambda r: (r.location.path, r.location.span.start.line, r.location.span.start.column))
     return out

@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import IS, RETURN, WITH
+from ..languages.bindings import IN, IS, ITEMS, RETURN, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -395,6 +395,9 @@ class Resolver:
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
+        if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
+            items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
         t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
         if t is not None and edge.alias.startswith(WITH):
             enter = self.member(t, "__enter__")
@@ -411,10 +414,14 @@ class Resolver:
         snap = self.snap
         # lexical: the containers around the reference, innermost first
         parts = edge.from_symbol.split(".") if edge.from_symbol else []
+        in_namespace = False
         for i in range(len(parts), 0, -1):  # from the scope itself: a type's body sees its members
             prefix = ".".join(parts[:i])
             own = snap.symbol(path, prefix)
-            if own is not None and own.kind in _NAMESPACE_KINDS:
+            # C#: `namespace A.B.C { … }` is inside `A.B` and `A` too, which have no symbol here
+            outer = own is None and in_namespace and lang in _OPEN_NAMESPACES
+            if outer or (own is not None and own.kind in _NAMESPACE_KINDS):
+                in_namespace = True
                 inner = snap.symbol(path, f"{prefix}.{head}") or self.namespace_member(prefix, head, lang)
                 if inner is not None:
                     return inner
@@ -422,12 +429,17 @@ class Resolver:
                 cls = own if own is not None and own.kind in TYPE_KINDS else self.type_for_scope(path, prefix)
                 if cls is not None:
                     found = self.member(cls, head)
-                    if found is not None:
+                    # a type named in a class body (`class R : JsonReader`) is the type, not
+                    # the constructor of a base named like it; a call may be the constructor
+                    ctor = found is not None and found.kind is SymbolKind.CONSTRUCTOR and found.name == head
+                    if found is not None and not (ctor and edge.kind is not EdgeKind.CALL):
                         return found
         top = snap.top_level(path, head)
         if top is not None:
             return top
         for e in reversed(snap.imports_binding(path, head)):
+            if not _visible_from(e.from_symbol, edge.from_symbol):
+                continue  # an import inside another function binds the name there only
             target = self.import_target(e, 0)
             if target is not None:
                 return target
@@ -605,6 +617,12 @@ class Resolver:
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _visible_from(scope: str, here: str) -> bool:
+    """Whether a name bound in ``scope`` (an import's) is visible in code of ``here``: the
+    top level, or ``here`` itself and what it contains."""
+    return not scope or here == scope or here.startswith(scope + ".")
 
 
 def _top_of(s: Symbol, where: str, want: str) -> bool:

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..heap import arrow_on_system_pool, release_memory, shared_int
+from ..languages.bindings import IN, IS, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
@@ -304,23 +305,33 @@ class Snapshot:
                 self.imports.setdefault(e.path, {}).setdefault(e.alias, []).append(e)
         no_alias = c.alias.id("")
         marked = rows[other & (c.alias.ids != no_alias)]
+        # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
         groups: list[int] = []
+        members: list[int] = []
         ids = self._binding_ids
-        for path, scope, alias in c.places(marked):
-            groups.append(ids.setdefault(self._binding_key(path, scope, alias), shared_int(len(ids))))
-        self._bindings = Groups(np.asarray(groups, np.int64), marked, len(ids))
+        for row, (path, scope, alias) in zip(marked.tolist(), c.places(marked), strict=True):
+            for key in self._binding_keys(path, scope, alias):
+                groups.append(ids.setdefault(key, shared_int(len(ids))))
+                members.append(row)
+        self._bindings = Groups(np.asarray(groups, np.int64), np.asarray(members, np.int32), len(ids))
 
-    def _binding_key(self, path: str, from_symbol: str, alias: str) -> tuple[str, str, str]:
-        """Where a marked edge's binding lives: ``self.x`` on the class (its own body, or the
-        class around the method that assigns it), the rest on the edge's own scope."""
-        scope = self.binding_scope(path, from_symbol)
-        name = alias.removeprefix("with:").removeprefix("is:")
-        if name.startswith("self."):
-            owner = self.by_qname.get((path, scope))
-            if owner is not None and owner.kind not in TYPE_KINDS:
-                scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
-            self.attributes[name[5:]].append((path, scope))
-        return path, sys.intern(scope), sys.intern(name)
+    def _binding_keys(self, path: str, from_symbol: str, alias: str) -> list[tuple[str, str, str]]:
+        """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
+        ``self.x`` on the class (its own body, or the class around the method that assigns
+        it), the rest on the edge's own scope."""
+        here = self.binding_scope(path, from_symbol)
+        out = []
+        for label in alias.removeprefix(WITH).removeprefix(IS).removeprefix(IN).split(SEPARATOR):
+            scope, other_scope, name = label.rpartition(">")  # `C.run>param`: a name of another scope
+            if not other_scope:
+                scope = here
+            if name.startswith("self."):
+                owner = self.by_qname.get((path, scope))
+                if owner is not None and owner.kind not in TYPE_KINDS:
+                    scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
+                self.attributes[name[5:]].append((path, scope))
+            out.append((path, sys.intern(scope), sys.intern(name)))
+        return out
 
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""

@@ -13,19 +13,31 @@ it in its scope says the same thing —
 * a module-level alias (``Charset = _charset.Charset``, the only binding of the
   name): the name is that class or function itself;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
-  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``.
+  C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
+* a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
+  that name is (a value of the declared type, which does not win over other values);
+* ``x = cast(Foo, v)``: a ``Foo`` value;
+* a loop variable (``for p in …`` or a comprehension's clause) over a call whose
+  return annotation says its items (``-> list[Foo]``, ``Iterator[Foo]``,
+  ``tuple[Foo, ...]``…), over a name or ``self`` attribute annotated so: ``Foo``.
+  What iterating a name gives is kept under ``name[]`` and any binding of the name
+  that does not state it leaves it untyped.
 
-Any other binding of the name in the scope (a loop target, a tuple unpacking, an
-unannotated parameter, ``+=``, a walrus, an import, a nested ``def``, a lambda or
-comprehension variable, ``except … as``, a call of something else) leaves it
+Any other binding of the name in the scope (a loop over anything else, a tuple
+unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
+``def``, a lambda variable, ``except … as``, a call of something else) leaves it
 untyped. Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
-class over all its methods. Module-level names count only when no other scope
+class over all its methods; a class that binds no attribute ``x`` has the one base
+in the same file that binds it. Module-level names count only when no other scope
 in the file binds the same name.
 
 The answer marks existing edges: the call or type reference edge at the
-callee / annotation gets ``alias`` = the bound name (``x``, ``self.x``,
-``return``; prefixed ``with:`` for a ``with`` target). Edges keep their meaning;
-the resolver reads the marks. The other languages' binders follow the same design,
+callee / annotation gets ``alias`` = the bound names, ``;``-separated when one
+edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
+scope than the edge's (a loop in ``C.run`` over an attribute typed in
+``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
+prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call. Edges
+keep their meaning; the resolver reads the marks. The other languages' binders follow the same design,
 each in its module: :mod:`.java_bindings`, :mod:`.typescript_bindings`,
 :mod:`.go_bindings`, :mod:`.rust_bindings`.
 """
@@ -45,14 +57,17 @@ from .base import node_text
 Marks = dict[tuple[int, int], str]
 
 RETURN = "return"
+ITEMS = "[]"  # suffix: what iterating the name gives (`return[]`, `params[]`, `self.params[]`)
+IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an item of its result
+SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 
 _QUERY = """
 (assignment) @assign
 (augmented_assignment left: (_) @unknown)
-(for_statement left: (_) @unknown)
-(for_in_clause left: (_) @unknown)
+(for_statement) @for
+(for_in_clause) @for
 (named_expression name: (_) @unknown)
 (with_item) @with
 (except_clause (as_pattern (as_pattern_target) @unknown))
@@ -86,8 +101,10 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "none", "unknown"
-    node: Node | None = None  # the annotation's type name / the callee
+    how: str  # "ann", "call", "with", "is", "in", "none", "unknown", "copy", "val" (a copied "ann")
+    node: Node | None = None  # the annotation's type name / the callee / a copy's source name
+    scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
+    suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives
 
     @property
     def text(self) -> str:
@@ -96,37 +113,45 @@ class _Binding:
 
 _UNKNOWN = _Binding("unknown")
 _NONE = _Binding("none")
+_ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
+Found = dict[tuple[str, str, str], list[_Binding]]
 
 
 def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
     """The typed bindings of one file, as marks on the edges' end points."""
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
+    bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
 
-    def bind(scope: str, target: Node, b: _Binding) -> None:
+    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
+        """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
+        ``name[]``): any binding that states no item type leaves the items untyped."""
         for name in _names(target):
-            if name.startswith("self."):
-                if scope in classes:
-                    continue  # `self.x` in a class body is not an attribute binding
-                owner = scope.rpartition(".")[0]
-                if owner in classes:
-                    found[("attr", owner, name[5:])].append(b)
-            elif scope in classes:  # a class body: the class's attribute
-                found[("attr", scope, name)].append(b)
-                elsewhere.add(name)
-            else:
-                found[("local", scope, name)].append(b)
-                if scope:
-                    elsewhere.add(name)
+            for key, value in ((name, b), (name + ITEMS, item)):
+                if key.startswith("self."):
+                    if scope in classes:
+                        continue  # `self.x` in a class body is not an attribute binding
+                    owner = scope.rpartition(".")[0]
+                    if owner in classes:
+                        found[("attr", owner, key[5:])].append(value)
+                elif scope in classes:  # a class body: the class's attribute
+                    found[("attr", scope, key)].append(value)
+                    elsewhere.add(key)
+                else:
+                    found[("local", scope, key)].append(value)
+                    if scope:
+                        elsewhere.add(key)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
         elif capture == "assign":
             _assignment(node, scope_of(node), bind)
+        elif capture == "for":
+            _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
             _with(node, scope_of(node), bind)
         elif capture == "params":
@@ -139,8 +164,12 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             target = _type_name(ret)
             if target is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
+            item = _item_type(ret)
+            if item is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
+            bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
         elif capture == "import":
             scope = scope_of(node)
             for item in node.children_by_field_name("name"):
@@ -151,7 +180,39 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _UNKNOWN)
                 bind("", name, _UNKNOWN)
+    _inherit_attributes(found, bases, classes)
     return _decide(found, elsewhere)
+
+
+def _base_names(cls: Node | None) -> list[str]:
+    superclasses = cls.child_by_field_name("superclasses") if cls is not None else None
+    return [node_text(b) for b in superclasses.named_children] if superclasses is not None else []
+
+
+def _inherit_attributes(
+    found: Found, bases: dict[str, tuple[int, list[str]]], classes: Collection[str]
+) -> None:
+    """A class that binds no attribute ``x`` anywhere in its body or methods has its base's
+    ``x`` (``MissingParameter(BadParameter)`` uses the ``self.param`` BadParameter sets),
+    when exactly one of its bases in this file binds it. Bases in other files are not
+    seen here: their attributes stay untyped for the subclass. Classes come in source
+    order (the captures' order is not), so a base's own inherited attributes are there first."""
+    for cls, (_, names) in sorted(bases.items(), key=lambda item: item[1][0]):
+        owner = cls.rpartition(".")[0]
+        local = [f"{owner}.{n}" if owner and f"{owner}.{n}" in classes else n for n in names]
+        known = [b for b in local if b in classes and b != cls]
+        if not known or len(known) != len(names):
+            continue  # a base from elsewhere (or a call, `metaclass=`) may bind any attribute
+        own = {name for kind, scope, name in found if kind == "attr" and scope == cls}
+        inherited: dict[str, list[list[_Binding]]] = {}
+        for base in known:
+            for (kind, scope, name), bindings in list(found.items()):
+                if kind == "attr" and scope == base and name not in own:
+                    inherited.setdefault(name, []).append(bindings)
+        for name, sources in inherited.items():
+            if len(sources) == 1:
+                agreed = _copied(found, sources[0], set())
+                found[("attr", cls, name)] = [_Binding(b.how, b.node, _ELSEWHERE) for b in agreed]
 
 
 def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
@@ -192,18 +253,49 @@ def _without_generics(
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
     marks: Marks = {}
+    labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name in elsewhere:
             continue
-        chosen = _agreed(bindings)
+        chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
-        label = RETURN if kind == RETURN else f"self.{name}" if kind == "attr" else name
+        label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
-            prefix = WITH if b.how == "with" else IS if b.how == "is" else ""
-            marks[(b.node.end_point.row, b.node.end_point.column)] = prefix + label
+            prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
+            # a type stated in another scope (an attribute's items in a method's loop): the
+            # label says whose name it binds, `C.run>param`
+            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
+            at = (b.node.end_point.row, b.node.end_point.column)
+            first, names = labels.setdefault(at, (prefix, []))
+            if first != prefix:
+                continue  # one edge, two kinds of binding: keep the first
+            names.append(named)
+            marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:
+    """``bindings`` with each copy (``self.ctx = ctx``, ``x = y``) replaced by what its
+    source name is bound to in the same scope, when those bindings agree; a copy of an
+    untyped name (or of itself) is untyped."""
+    if all(b.how != "copy" for b in bindings):
+        return bindings
+    out: list[_Binding] = []
+    for b in bindings:
+        if b.how != "copy":
+            out.append(b)
+            continue
+        kind, _, where = b.scope.rpartition(":")  # "attr:C" for a class's attribute
+        key = (kind or "local", where, b.text + b.suffix)
+        source = found.get(key) if key not in seen else None
+        agreed = _agreed(_copied(found, source, seen | {key})) if source else []
+        # a value of the declared type, not a declaration: it does not win over other values
+        origin = _ELSEWHERE if kind else ""
+        copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
+        out.extend(copies or [_UNKNOWN])
+    return out
 
 
 def _agreed(bindings: list[_Binding]) -> list[_Binding]:
@@ -233,9 +325,6 @@ def value_after_equals(node: Node) -> Node | None:
         elif after and c.is_named:
             return c
     return None
-
-
-Found = dict[tuple[str, str, str], list[_Binding]]
 
 
 class Collector:
@@ -340,26 +429,35 @@ def _callee(value: Node | None) -> Node | None:
     return fn if fn is not None and _dotted(fn) else None
 
 
-Bind = Callable[[str, Node, _Binding], None]
+Bind = Callable[..., None]  # (scope, target, binding[, the items' binding])
 
 
 def _value_binding(value: Node | None) -> _Binding:
     if value is not None and value.type == "none":
         return _NONE
     callee = _callee(value)
+    if callee is not None and node_text(callee) in _CASTS:  # `t.cast(Group, v)`: a Group
+        args = value.child_by_field_name("arguments") if value is not None else None
+        first = args.named_children[0] if args is not None and args.named_child_count else None
+        ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
+        return _Binding("val", first) if ok else _UNKNOWN
     return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+_CASTS = frozenset({"cast", "t.cast", "typing.cast"})
 
 
 def _assignment(node: Node, scope: str, bind: Bind) -> None:
     left = node.child_by_field_name("left")
     if left is None:
         return
-    target = _type_name(node.child_by_field_name("type"))
+    declared = node.child_by_field_name("type")
+    target = _type_name(declared)
     if target is not None:
         bind(scope, left, _Binding("ann", target))
         return
-    if node.child_by_field_name("type") is not None and node.child_by_field_name("right") is None:
-        bind(scope, left, _UNKNOWN)  # `x: list[int]`: declared, not a class we name
+    if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
+        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
         return
     if left.type not in ("identifier", "attribute"):
         bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
@@ -369,6 +467,10 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
     if top and left.type == "identifier" and named and right is not None:
         bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
+        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
         return
     bind(scope, left, _value_binding(right))
 
@@ -385,6 +487,76 @@ def _with(item: Node, scope: str, bind: Bind) -> None:
     bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
 
 
+def annotated_items(target: Node | None) -> _Binding:
+    """The items' binding of a container annotation: their class, or untyped."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+_CONTAINERS = frozenset(
+    {
+        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+        "Iterable", "Iterator", "Collection", "AbstractSet", "MutableSet", "Generator", "tuple", "Tuple",
+    }
+)  # fmt: skip
+
+
+def _item_type(type_node: Node | None) -> Node | None:
+    """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
+    ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
+    ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        node = left if right is not None and right.type == "none" else None
+    if node is None:
+        return None
+    head: Node | None
+    if node.type == "generic_type" and node.named_child_count == 2:  # list[Foo]
+        head, params = node.named_children
+        args = [
+            a.named_children[0] if a.type == "type" and a.named_child_count else a
+            for a in params.named_children
+        ]
+    elif node.type == "subscript":  # cabc.Iterator[Foo]
+        head = node.child_by_field_name("value")
+        args = node.children_by_field_name("subscript")
+    else:
+        return None
+    name = node_text(head).rsplit(".", 1)[-1]
+    if head is None or name not in _CONTAINERS or not args:
+        return None
+    if name in ("tuple", "Tuple"):
+        if len(args) != 2 or args[1].type != "ellipsis":
+            return None  # `tuple[A, B]`: its items differ
+    elif name != "Generator" and len(args) != 1:
+        return None
+    first = args[0]
+    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
+
+
+def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
+    """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
+    result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
+    class's attribute (``self.params``: their annotations' items); anything else, a tuple
+    target or ``async for``, leaves it untyped."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None:
+        return
+    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
+        bind(scope, left, _UNKNOWN)
+        return
+    callee = _callee(right)
+    if callee is not None:
+        bind(scope, left, _Binding("in", callee))
+    elif right.type == "identifier":
+        bind(scope, left, _Binding("copy", right, scope, ITEMS))
+    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
+        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
+    else:
+        bind(scope, left, _UNKNOWN)
+
+
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
     for p in params.named_children:
@@ -395,9 +567,11 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
                 continue
-            target = _type_name(p.child_by_field_name("type"))
+            declared = p.child_by_field_name("type")
+            target = _type_name(declared)
             plain = name.type == "identifier"
-            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN)
+            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
+            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:

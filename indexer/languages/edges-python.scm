@@ -9,3 +9,12 @@
 (decorator [(identifier) (attribute)] @ref)
 (type (binary_operator [(identifier) (attribute)] @ref))
 (module (assignment left: (identifier) right: [(identifier) (attribute)] @ref))
+(type (subscript value: [(identifier) (attribute)] @ref))
+(type (subscript subscript: [(identifier) (attribute)] @ref))
+(type (binary_operator (subscript value: [(identifier) (attribute)] @ref)))
+(type (binary_operator (subscript subscript: [(identifier) (attribute)] @ref)))
+; the type a `cast(T, v)` states
+(call
+  function: [(identifier) (attribute)] @_cast
+  arguments: (argument_list . [(identifier) (attribute)] @ref)
+  (#match? @_cast "^((typing|t)[.])?cast$"))

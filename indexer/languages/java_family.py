@@ -94,9 +94,13 @@ class KotlinMapping(Mapping):
             return [Definition(node, node, name, name_node, kind, Role.CLASS, body)]
         if t == "function_declaration":
             name_node = _child(node, ("simple_identifier",))
-            kind = SymbolKind.METHOD if scope.in_class else SymbolKind.FUNCTION
+            # `fun Table.ext()` at the top: a member of `Table` declared outside it (as a Swift
+            # extension's); inside a class it stays the class's (its dispatch receiver)
+            extended = "" if scope.in_class else _extended_type(node)
+            kind = SymbolKind.METHOD if scope.in_class or extended else SymbolKind.FUNCTION
             body = _child(node, ("function_body",))
-            return [Definition(node, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)]
+            name = node_text(name_node)
+            return [Definition(node, node, name, name_node, kind, Role.FUNCTION, body, qualifier=extended)]
         if t == "secondary_constructor":
             keyword = node.child(0)
             return [
@@ -126,6 +130,29 @@ def _kotlin_import(node: Node) -> list[Import]:
     module, _, name = dotted.rpartition(".")
     alias = node_text(alias_node.named_children[0]) if alias_node and alias_node.named_child_count else name
     return [Import(module, name, alias, ident or node)]
+
+
+def _extended_type(function: Node) -> str:
+    """The type an extension function extends: ``Table`` of ``fun Table.ext()``, ``List``
+    of ``fun <T> List<T>.second()``, ``a.Outer.Inner`` of ``fun a.Outer.Inner?.f()``; ""
+    for none, a function type, or one of the function's own type parameters
+    (``fun <T> T.also()`` extends whatever ``T`` is)."""
+    receiver = function.child_by_field_name("receiver")
+    target = receiver.named_children[0] if receiver is not None and receiver.named_child_count else None
+    if target is not None and target.type == "nullable_type" and target.named_child_count:
+        target = target.named_children[0]
+    if target is None or target.type != "user_type":
+        return ""
+    names = [node_text(c) for c in target.named_children if c.type == "type_identifier"]
+    generics = _child(function, ("type_parameters",))
+    own = {
+        node_text(_child(p, ("type_identifier",)))
+        for p in (generics.named_children if generics is not None else [])
+        if p.type == "type_parameter"
+    }
+    if not names or names[0] in own:
+        return ""
+    return ".".join(names)
 
 
 def _child(node: Node, types: tuple[str, ...]) -> Node | None:

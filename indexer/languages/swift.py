@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from tree_sitter import Node
@@ -57,3 +58,70 @@ class SwiftMapping(Mapping):
         """``import Foundation`` brings every name of the module."""
         ident = next((c for c in node.named_children if c.type == "identifier"), None)
         return [Import(text_parts(ident), "*", "*", node)]
+
+
+# ----- body-less function declarations -----------------------------------------------
+
+_OWN_BODIES = frozenset({"function_body", "class_body", "protocol_body", "enum_class_body", "statements"})
+_MAX_REPAIRS = 12  # reparses per file
+
+
+def _swallowing(root: Node) -> list[tuple[Node, Node]]:
+    """(function declaration, the `func` keyword of another declaration it swallowed): the
+    grammar has no body-less function, so `func f() -> T` with no `{…}` takes the next
+    declaration into an ERROR and that declaration's symbol is lost."""
+    out: list[tuple[Node, Node]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.has_error:
+            continue
+        if node.type == "function_declaration":
+            keywords: list[Node] = []
+            inner = [node]
+            while inner:
+                n = inner.pop()
+                for c in n.children:
+                    if c.type == "func":
+                        keywords.append(c)
+                    elif c.type not in _OWN_BODIES:
+                        inner.append(c)
+            if len(keywords) > 1:
+                out.append((node, min(keywords[1:], key=lambda k: k.start_byte)))
+        stack.extend(node.children)
+    return out
+
+
+def repaired(source: bytes, root: Node, parse: Callable[[bytes], Node]) -> bytes | None:
+    """``source`` with ``{}`` after each body-less function signature (``@_silgen_name("…")
+    func f() -> T``, a declaration the linker provides) that swallowed the next declaration,
+    placed at the end of the signature's last line, or None when there is none to repair.
+    Only bytes after an insertion move: every row, and every column but the few after the
+    insertion on its own line, stay where they are in ``source``. A candidate line is kept
+    only when it leaves fewer declarations swallowed."""
+    found = _swallowing(root)
+    if not found:
+        return None
+    changed, tries = source, 0
+    while found and tries < _MAX_REPAIRS:
+        function, keyword = found[0]
+        lines_before = changed[: keyword.start_byte].split(b"\n")
+        first = function.start_point.row
+        better = None
+        for row in range(len(lines_before) - 2, first - 1, -1):  # the rows above the `func`
+            if tries >= _MAX_REPAIRS:
+                break
+            text = lines_before[row]
+            if not text.strip() or b"//" in text:
+                continue
+            at = sum(len(line) + 1 for line in lines_before[:row]) + len(text.rstrip())
+            candidate = changed[:at] + b"{}" + changed[at:]
+            tries += 1
+            left = _swallowing(parse(candidate))
+            if len(left) < len(found):
+                better = candidate, left
+                break
+        if better is None:
+            break
+        changed, found = better
+    return changed if changed != source else None

@@ -9,7 +9,7 @@ import pytest
 from codesift.indexer.graph import Graph, ImplementationKind, callees, callers, implementations, references
 from codesift.indexer.graph.snapshot import FileGraph, Snapshot
 from codesift.indexer.languages import language_for_path
-from codesift.indexer.model import EdgeKind, Symbol
+from codesift.indexer.model import EdgeKind, Symbol, SymbolKind
 from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import Settings
 
@@ -412,3 +412,144 @@ def test_an_import_names_a_module_top_or_the_file_class_member_never_a_deeper_na
     )
     assert call_edge(g, "src/b.rs", "u.go").to_symbol == ""
     assert call_edge(g, "src/q/Use.java", "i.run").to_symbol == "Bar.Inner.run"
+
+
+def called(graph: Graph, path: str, to_name: str) -> Symbol | None:
+    """What the one call written ``to_name`` in ``path`` resolves to."""
+    (edge,) = [e for e in graph.snapshot.edges_of(path) if e.kind is EdgeKind.CALL and e.to_name == to_name]
+    return graph.resolver.resolve(edge).symbol
+
+
+def test_kotlin_extension_functions_are_members_of_the_extended_type() -> None:
+    """`fun Table.ext()` is a member of `Table` (as a Swift extension's function is): found
+    through a typed receiver, `this` and a bare name in another extension of `Table`, and
+    listed with the type; a bare `ext()` whose implicit receiver is unknown (a lambda with a
+    receiver) is not guessed, and a member of the implicit receiver wins over a namesake
+    top-level function."""
+    g = graph_of(
+        {
+            "src/a/Table.kt": "package a\n\nclass Table {\n    fun own() {}\n    fun put() {}\n}\n",
+            "src/a/Ext.kt": (
+                "package a\n\nfun Table.ext(x: Int): Int = x\n"
+                "fun Table.other() {\n    ext(1)\n    this.own()\n    put()\n}\n"
+                "fun <T> T.also2(): T = this\nfun put() {}\n"
+                "fun use(t: Table) {\n    t.ext(1)\n    build { ext(2) }\n}\n"
+            ),
+        }
+    )
+    ext = one(g, "Table.ext")
+    assert ext.container == "Table" and ext.kind is SymbolKind.METHOD
+    assert one(g, "also2").container == ""  # a generic receiver extends no type we know
+    assert g.resolver.own_member(one(g, "Table"), "ext") == ext
+    assert called(g, "src/a/Ext.kt", "t.ext") == ext
+    assert called(g, "src/a/Ext.kt", "this.own") == one(g, "Table.own")
+    assert called(g, "src/a/Ext.kt", "put") == one(g, "Table.put")
+    bare = [e for e in g.snapshot.edges_of("src/a/Ext.kt") if e.to_name == "ext"]
+    inside, in_lambda = (g.resolver.resolve(e) for e in bare)
+    assert inside.symbol == ext
+    assert in_lambda.symbol is None and ext in in_lambda.candidates
+
+
+def test_csharp_dotted_namespace_sees_its_outer_namespaces() -> None:
+    """`namespace A.B.C { … }` is inside `A.B` and `A`: their types in other files are seen
+    without a `using`, innermost first."""
+    g = graph_of(
+        {
+            "Lib.cs": (
+                "namespace A.B {\n    public class Foo { public static void Go() {} }\n}\n"
+                "namespace A {\n    public class Top { public static void Up() {} }\n"
+                "    public class Foo { public static void Go() {} }\n}\n"
+            ),
+            "Use.cs": (
+                "namespace A.B.C {\n    public class User {\n"
+                "        void M() { Foo.Go(); Top.Up(); }\n    }\n}\n"
+            ),
+            "Other.cs": "namespace Z {\n    public class User {\n        void M() { Top.Up(); }\n    }\n}\n",
+        }
+    )
+    assert called(g, "Use.cs", "Foo.Go") == one(g, "A.B.Foo.Go")
+    assert called(g, "Use.cs", "Top.Up") == one(g, "A.Top.Up")
+    assert called(g, "Other.cs", "Top.Up") is None
+
+
+def test_a_type_named_in_a_class_body_is_the_type_not_a_base_constructor() -> None:
+    """C# / Java constructors are named like their class: `class R : JsonReader` and a
+    `JsonReader r` parameter inside a subclass name the class, while `new JsonReader()`
+    may name the constructor."""
+    g = graph_of(
+        {
+            "Lib.cs": (
+                "namespace A {\n    public class JsonReader {\n        public JsonReader() {}\n    }\n"
+                "    public class R : JsonReader {\n"
+                "        void M(JsonReader r) { new JsonReader(); }\n    }\n}\n"
+            )
+        }
+    )
+    reader = [s for s in g.find("A.JsonReader") if s.kind is SymbolKind.CLASS]
+    edges = {e.kind: e for e in g.snapshot.edges_of("Lib.cs") if e.to_name == "JsonReader"}
+    assert g.resolver.resolve(edges[EdgeKind.INHERIT]).symbol == reader[0]
+    assert g.resolver.resolve(edges[EdgeKind.REFERENCE]).symbol == reader[0]
+    assert g.resolver.bases(one(g, "A.R")) == (reader[0],)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        (
+            "T.cs",
+            "namespace A {\n    public class T { public static void Go() {} }\n"
+            "    class U {\n        void M<T>(T t) { T.Go(); }\n    }\n}\n",
+        ),
+        ("T.java", "class T { static void Go() {} }\nclass U {\n    <T> void m(T t) { T.Go(); }\n}\n"),
+        ("T.kt", "class T { fun Go() {} }\nclass U {\n    fun <T> m(t: T) { T.Go() }\n}\n"),
+        ("T.swift", "struct T { static func Go() {} }\nstruct U {\n    func m<T>(t: T) { T.Go() }\n}\n"),
+        ("T.ts", "export class T { static Go() {} }\nclass U {\n    m<T>(t: T) { T.Go(); }\n}\n"),
+        ("src/t.rs", "pub struct T;\nimpl T { pub fn Go() {} }\nfn m<T>(t: T) { T::Go(); }\n"),
+    ],
+    ids=["csharp", "java", "kotlin", "swift", "typescript", "rust"],
+)
+def test_a_generic_parameter_is_never_a_class_of_its_name(path: str, code: str) -> None:
+    """`T` in `M<T>(T t)` is whatever the caller says: no reference edge to a class `T`, and
+    `T.Go()` is a call on a receiver of unknown type (candidates, never resolved)."""
+    g = graph_of({path: code})
+    edges = g.snapshot.edges_of(path)
+    in_m = [e for e in edges if e.from_symbol.rsplit(".", 1)[-1] in ("m", "M")]
+    assert not [e for e in in_m if e.kind is EdgeKind.REFERENCE and e.to_name == "T"]
+    (call,) = [e for e in edges if e.kind is EdgeKind.CALL and e.last_name == "Go"]
+    r = g.resolver.resolve(call)
+    assert r.symbol is None and r.candidates
+
+
+def test_a_conditional_redefinition_has_the_calls_of_its_name() -> None:
+    """`if WIN: def f() … else: def f() …` defines one name: a call of `f` calls whichever
+    the module defines, so both definitions list it (jedi and pyright do too)."""
+    g = graph_of(
+        {
+            "compat.py": "import sys\nif sys.platform == 'win32':\n    def f():\n        return 1\n"
+            "else:\n    def f():\n        return 2\n",
+            "use.py": "from compat import f\n\ndef g():\n    f()\n",
+        }
+    )
+    first, second = sorted(g.find("f"), key=lambda s: s.range.start.line)
+    for sym in (first, second):
+        assert {c.caller.qualified_name for c in callers(g, sym) if c.caller} == {"g"}
+        assert [r.location.path for r in references(g, sym) if r.kind is EdgeKind.CALL] == ["use.py"]
+
+
+def test_an_import_inside_a_function_binds_its_name_there_only() -> None:
+    """`from ._impl import raw as f` inside `raw()` names `f` in `raw` only: an `f` called in
+    another function of the file is something else (click's `prompt` calls a local `f`)."""
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/_impl.py": "def raw():\n    return 1\n",
+            "pkg/termui.py": "def prompt(f=None):\n    return f()\n\n"
+            "def raw():\n    from ._impl import raw as f\n\n    return f()\n",
+        }
+    )
+    local, imported = sorted(
+        (e for e in g.snapshot.edges_of("pkg/termui.py") if e.kind is EdgeKind.CALL), key=lambda e: e.line
+    )
+    assert g.resolver.resolve(local).symbol is None
+    target = g.resolver.resolve(imported).symbol
+    assert target is not None and target.path == "pkg/_impl.py"

@@ -11,6 +11,7 @@ from codesift.indexer.model import EdgeKind
 from .test_graph_resolve import graph_of
 
 MODELS = """
+import collections.abc as cabc
 from typing import Optional
 
 class Context:
@@ -25,6 +26,9 @@ class Plain:
 
 def make() -> Context: ...
 def unknown(): ...
+def items() -> list[Context]: ...
+def gen() -> cabc.Iterator[Context]: ...
+def agen() -> cabc.AsyncIterator[Context]: ...
 """
 
 
@@ -49,7 +53,8 @@ graph_source: dict[str, str] = {}
 def graph(code: str) -> Graph:
     import textwrap
 
-    files = {"models.py": MODELS, "use.py": "from models import *\n" + textwrap.dedent(code).lstrip("\n")}
+    use = "import typing as t\nfrom models import *\n" + textwrap.dedent(code).lstrip("\n")
+    files = {"models.py": MODELS, "use.py": use}
     graph_source.clear()
     graph_source.update({p: textwrap.dedent(t).lstrip("\n") for p, t in files.items()})
     return graph_of(files)
@@ -90,6 +95,64 @@ def graph(code: str) -> Graph:
             "Context.invoke",
         ),
         ("Ctx = Context\ndef f():\n    Ctx()\n", "Ctx", "Context"),
+        # a copy of a typed name: an attribute set from a parameter, a local from another
+        (
+            "class C:\n    def __init__(self, command: Context):\n        self.command = command\n"
+            "    def run(self):\n        self.command.invoke()\n",
+            "self.command.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self, c: Context | None = None):\n        self.c = c\n"
+            "    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        ("def f(c: Context):\n    x = c\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "def f():\n    with Context() as c:\n        x = c\n        x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        # a loop variable over what the code says its items are
+        ("def f():\n    for c in items():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f():\n    return [\n        c.invoke()\n        for c in gen()\n    ]\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        ("def f(cs: list[Context]):\n    for c in cs:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(cs: t.Sequence[Context] | None):\n    for c in cs:\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(cs: tuple[Context, ...]):\n    for c in cs:\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self, cs):\n        self.cs: list[Context] = cs or []\n"
+            "    def run(self):\n        for c in self.cs:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # an attribute a base in the file binds, where the class binds none of that name
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass M(B):\n    pass\n"
+            "class S(M):\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class B:\n    def __init__(self, cs: list[Context]):\n        self.cs = cs\nclass S(B):\n"
+            "    def run(self):\n        for c in self.cs:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # what `cast` says
+        ("def f(v):\n    g = t.cast(Context, v)\n    g.invoke()\n", "g.invoke", "Context.invoke"),
         # a guard that converts the parameter: a `Context` on every path after it
         (
             "def f(c):\n    if c is None:\n        return\n    if not isinstance(c, Context):\n"
@@ -127,6 +190,50 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
+        # a copy of an untyped name, of itself, or one value among others of another type
+        (
+            "class C:\n    def __init__(self, c):\n        self.c = c\n    def run(self):\n"
+            "        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        ("def f(a):\n    b = a\n    a = b\n    b.invoke()\n", "b.invoke"),
+        (
+            "class C:\n    def __init__(self, c: Context):\n        self.c = c\n    def other(self):\n"
+            "        self.c = Plain()\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        # a loop over something whose items the code does not state, or states two ways
+        ("def f():\n    for c in unknown():\n        c.invoke()\n", "c.invoke"),
+        ("def f(cs: dict[str, Context]):\n    for c in cs:\n        c.invoke()\n", "c.invoke"),
+        ("def f(cs: tuple[Context, Plain]):\n    for c in cs:\n        c.invoke()\n", "c.invoke"),
+        ("def f(cs: list[Context]):\n    cs = unknown()\n    for c in cs:\n        c.invoke()\n", "c.invoke"),
+        ("def f(cs: list[Context]):\n    for a, b in cs:\n        a.invoke()\n", "a.invoke"),
+        (
+            "def f(xs):\n    for c in items():\n        c.invoke()\n    for c in xs:\n        pass\n",
+            "c.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self, cs):\n        self.cs: list[Context] = cs or []\n"
+            "    def other(self):\n        self.cs = 3\n    def run(self):\n        for c in self.cs:\n"
+            "            c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "async def f():\n    async for c in agen():\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        # the class binds the attribute itself, or a base from elsewhere might
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B):\n"
+            "    def __init__(self, c):\n        self.c = c\n    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        (
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, Plain):\n"
+            "    def run(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+        ),
+        ("def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n", "g.invoke"),
         # an alias bound twice, or rebound in a function
         ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
         (

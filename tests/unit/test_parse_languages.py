@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind
+from codesift.indexer.model import ChunkKind, EdgeKind, ParseResult, SymbolKind
 from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import ChunkSettings
 
@@ -581,3 +581,24 @@ def test_generic_grammars_find_functions_by_node_type_names() -> None:
     assert [c.kind for c in lua.chunks] == [ChunkKind.BLOCK, ChunkKind.FUNCTION, ChunkKind.BLOCK]
     bash = parse("bash", "#!/bin/bash\nset -e\n\ngreet() {\n  echo hi\n}\n\ngreet\n")
     assert [(s.name, s.kind) for s in bash.symbols] == [("greet", SymbolKind.FUNCTION)]
+
+
+def test_swift_body_less_function_keeps_the_next_declaration() -> None:
+    """`@_silgen_name(…) func f(…) -> T` has no body (the linker provides it); the grammar
+    took the next function into an ERROR and its symbol was lost (vapor's Demangler.swift).
+    Both are symbols now, at their own lines and columns, and their text is the source's."""
+    source = (
+        'import Foundation\n\n@_silgen_name("swift_demangle")\npublic\nfunc _impl(\n'
+        "    name: UnsafePointer<CChar>?,\n    flags: UInt32\n) -> UnsafeMutablePointer<CChar>?\n\n"
+        "func _name(_ mangled: String) -> String {\n    return _impl(name: nil, flags: 0).description\n}\n"
+    )
+    result = parse("swift", source)
+    where = {
+        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where == {"_impl": (5, 5), "_name": (10, 5)}
+    assert not result.had_errors
+    calls = [e for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "_impl"]
+    assert [(e.line, e.column, e.from_symbol) for e in calls] == [(11, 11, "_name")]
+    assert "{}" not in "".join(c.text for c in result.chunks)
