@@ -391,6 +391,7 @@ def hit_json(root: Path, hit: SearchHit) -> dict[str, object]:
         "text": c.text,
         "highlights": [list(h) for h in hit.highlights],
         "stale": hit.stale,
+        "vectorModel": hit.vector_model,
     }
 
 
@@ -413,6 +414,8 @@ def search_json(found: Sequence[tuple[Path, SearchResult]], limit: int, notes: S
             "notes": [*notes, *(n for r in reports for n in r.notes)],
             "droppedByThreshold": sum(r.dropped_by_threshold for r in reports),
             "keywords": reports[0].keywords if reports else "",
+            # which model's vectors ranked the vector source, per project that ran it
+            "vectorModel": ", ".join(dict.fromkeys(r.vector_model for r in reports if r.vector_model)),
             "projects": [_report_json(r) for r in reports],
         },
     }
