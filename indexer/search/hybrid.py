@@ -269,6 +269,8 @@ def _retrieve(
                 got.notes.append(f"semantic search is off (BM25 and grep answered): {why}")
         elif tier is not None:
             got.tier = chosen = tier
+            if embedder is None and semantic_off:
+                got.notes.append(f"the main model is not loaded ({semantic_off}): the fast static model answered")
 
             def run_vec() -> list[str]:
                 qv = chosen.embedder.embed_query(plan.semantic_query)
