@@ -270,7 +270,9 @@ def _retrieve(
         elif tier is not None:
             got.tier = chosen = tier
             if embedder is None and semantic_off:
-                got.notes.append(f"the main model is not loaded ({semantic_off}): the fast static model answered")
+                got.notes.append(
+                    f"the main model is not loaded ({semantic_off}): the fast static model answered"
+                )
 
             def run_vec() -> list[str]:
                 qv = chosen.embedder.embed_query(plan.semantic_query)
