@@ -496,6 +496,8 @@ OPTIMIZE_EVERY_VECTORS = 10_000
 # ~3 s on two cores, while a commit (~0.7 s on a 50k-chunk index, whatever its
 # size) is paid once per ``embed.commit_chunks``.
 EMBED_SLICE_CHUNKS = 256
+# Fast-tier vectors stored per commit when they are filled after the text phase.
+FAST_POOL_CHUNKS = 8192
 
 
 def embed_pending(
@@ -591,9 +593,13 @@ def embed_fast_pending(
     progress: ProgressFn = no_progress,
     cancel: threading.Event | None = None,
 ) -> int:
-    """Give a fast-tier vector to every chunk without one (the text phase writes them
-    with the rows; this catches up after ``--no-embed`` or a failed batch). No cache:
-    the static model embeds faster than the cache answers. Returns how many it filled."""
+    """Give a fast-tier vector to every chunk without one. ``codesift index`` writes
+    them with the text phase's rows; the language server's text phase writes none
+    (grep, BM25 and symbols first), so this fills them before MiniLM starts, and
+    catches up after ``--no-embed`` or a failed batch. No cache: the static model
+    embeds faster than the cache answers. Pools of ``FAST_POOL_CHUNKS`` per commit (a
+    commit rewrites the column's fragments, ~0.7 s at 50k chunks), ``cancel`` looked
+    at every ``EMBED_SLICE_CHUNKS`` × 4. Returns how many chunks it filled."""
     if store.fast_dimension() != fast.dimension:
         return 0
     counters = counters or Counters()
@@ -601,23 +607,30 @@ def embed_fast_pending(
     total = store.count(CHUNKS, FAST_PENDING)
     done = 0
     refused: set[str] = set()
+    slice_ = EMBED_SLICE_CHUNKS * 4
     while done < total and not cancel.is_set():
-        got = store.pending_vectors(EMBED_SLICE_CHUNKS * 8 + len(refused), fast=True)
+        got = store.pending_vectors(FAST_POOL_CHUNKS + len(refused), fast=True)
         pending = [p for p in got if p.id not in refused]
         if not pending:
             break
-        progress(Progress("fast vectors", done, total))
-        try:
-            matrix = fast.embed_documents([p.text for p in pending])
-        except EmbedError as exc:
-            log.warning("the fast tier could not embed %d chunks: %s", len(pending), exc)
-            refused.update(p.id for p in pending)
-            continue
-        store.set_vectors([p.id for p in pending], matrix, fast.dimension, fast=True)
-        done += len(pending)
-        counters.fast_embedded += len(pending)
-    if total:
-        progress(Progress("fast vectors", done, total))
+        ids: list[str] = []
+        parts: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(pending), slice_):
+            if cancel.is_set():
+                break
+            part = pending[start : start + slice_]
+            try:
+                parts.append(fast.embed_documents([p.text for p in part]))
+            except EmbedError as exc:
+                log.warning("the fast tier could not embed %d chunks: %s", len(part), exc)
+                refused.update(p.id for p in part)
+                continue
+            ids += [p.id for p in part]
+            progress(Progress("fast vectors", done + len(ids), total))
+        if ids:
+            store.set_vectors(ids, np.concatenate(parts), fast.dimension, fast=True)
+            done += len(ids)
+            counters.fast_embedded += len(ids)
     return done
 
 

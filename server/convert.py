@@ -575,6 +575,9 @@ _PHASE_SHARE = {
     "walk": (0, 1),
     "remote": (1, 2),  # copying from index.remote: seconds, its files counted in the message
     "parse": (2, 50),
+    # the fast tier's catch-up (the language server's text phase writes no vectors): flat
+    # at 50 %, counted in the message, so the bar never moves back when MiniLM starts
+    "fast vectors": (50, 50),
     "embed": (50, 98),
     "optimize": (98, 100),
     "done": (100, 100),
@@ -587,7 +590,9 @@ def progress_report(p: Progress, project: str) -> lsp.WorkDoneProgressReport:
     frac = p.done / p.total if p.total else 0.0
     pct = int(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
     counts = f" {p.done}/{p.total}" if p.total else ""
-    what = {"remote": "files copied", "parse": "files", "embed": "chunks"}.get(p.phase, "")
+    what = {"remote": "files copied", "parse": "files", "embed": "chunks", "fast vectors": "chunks"}.get(
+        p.phase, ""
+    )
     return lsp.WorkDoneProgressReport(
         message=f"{project}: {p.phase}{counts} {what}".rstrip(), percentage=pct, cancellable=True
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codesift.indexer.embed import fast_tier_embedder, make_embedder
-from codesift.indexer.freshen import reindex_paths
+from codesift.indexer.freshen import embed_vectors, reindex_paths
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import Filters, SearchRequest, SearchResult, Source
 from codesift.indexer.settings import Settings, load_settings
@@ -165,3 +165,24 @@ def test_the_static_model_as_the_main_model_has_no_second_tier(workspace: Path) 
     meta = Store(index_uri_for(workspace, static)).read_meta()
     assert meta is not None and meta.model_id == STATIC_ID and meta.fast_model_id == ""
     assert _search(workspace, static, SearchRequest(QUERY)).report.vector_model == STATIC_ID
+
+
+def test_the_language_servers_order_text_then_static_vectors_then_minilm(workspace: Path) -> None:
+    # The server's child: a text phase without vectors (grep, BM25, symbols at once),
+    # then embed_vectors, which fills the fast tier first and MiniLM behind it.
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings, embed=False)
+    text_only = _search(workspace, settings, SearchRequest(QUERY))
+    assert text_only.report.vector_model == "" and text_only.hits
+    phases: list[str] = []
+    during: list[SearchResult] = []
+
+    def on_progress(p: Progress) -> None:
+        phases.append(p.phase)
+        if p.phase == "embed" and p.done == 0 and not during:
+            during.append(_search(workspace, settings, SearchRequest(QUERY)))
+
+    embed_vectors(workspace, settings, embedder=make_embedder(settings.embed), progress=on_progress)
+    assert phases.index("fast vectors") < phases.index("embed")
+    assert during and during[0].report.vector_model == STATIC_ID
+    assert _search(workspace, settings, SearchRequest(QUERY)).report.vector_model == MINILM_ID
