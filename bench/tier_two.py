@@ -43,6 +43,7 @@ class TwoTierRun:
     peak_rss_mib: float
     chunks: int
     load: str  # /proc/loadavg at the start and the end
+    phases: dict[str, float]  # the engine's seconds per phase (parse: text + static vectors)
 
 
 def _loadavg() -> str:
@@ -104,12 +105,14 @@ def time_to_answers(root: Path) -> TwoTierRun:
         exit_s=exit_s,
         peak_rss_mib=peak_kib / 1024,
         chunks=int(report.get("chunks_written", 0)),
+        phases={str(k): float(v) for k, v in dict(report.get("phase_seconds", {})).items()},
         load=f"{load} → {_loadavg()}",
     )
 
 
 def _row(table: Table, what: str, run: TwoTierRun) -> None:
-    print(f"two-tier {what}: {run.chunks} chunks; load {run.load}")
+    phases = ", ".join(f"{k} {v:.1f}s" for k, v in run.phases.items())
+    print(f"two-tier {what}: {run.chunks} chunks; load {run.load}; engine phases {phases}")
     if run.first_static_s is not None:
         table.add("twotier", f"{what}: `codesift index` to the first static answer", run.first_static_s, "s")
     else:
