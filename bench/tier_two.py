@@ -85,6 +85,7 @@ def time_to_answers(root: Path) -> TwoTierRun:
             model = _look(root, settings, embedder)
             if model and model not in first:
                 first[model] = time.perf_counter() - started
+                print(f"two-tier: first answer by {model} at {first[model]:.1f} s", flush=True)
             time.sleep(POLL_S)
         exit_s = time.perf_counter() - started
         out, _ = proc.communicate()
