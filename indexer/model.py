@@ -261,6 +261,10 @@ class IndexStatus:
     schema_version: int = 0
     model: str = ""
     dimension: int = 0
+    # The fast tier (a static model's vectors beside ``model``'s; "" when the index has none)
+    fast_model: str = ""
+    fast_vectors_done: int = 0
+    fast_vectors_pending: int = 0
     index_bytes: int = 0
     skipped: tuple[FileRecord, ...] = field(default_factory=tuple)
     failed: tuple[FileRecord, ...] = field(default_factory=tuple)
@@ -285,6 +289,7 @@ class IndexReport:
     rebuilt: bool = False
     rebuild_reason: str = ""
     vectors_pending: int = 0
+    chunks_embedded_fast: int = 0  # chunks given a fast-tier vector (with the text phase)
     note: str = ""  # why nothing, or little, was there to index (``workspace.ignore_note``)
     files_from_remote: int = 0  # copied, rows and vectors, from ``index.remote``
     chunks_from_remote: int = 0

@@ -37,7 +37,22 @@ def files_schema() -> pa.Schema:
     )
 
 
-def chunks_schema(dim: int) -> pa.Schema:
+# The fast tier's columns (a static model's vectors beside the main model's; see
+# DECISIONS.md, "The two-tier index"): present only in an index built with the tier.
+FAST_VECTOR = "fast_vector"
+HAS_FAST_VECTOR = "has_fast_vector"
+
+
+def chunks_schema(dim: int, fast_dim: int = 0) -> pa.Schema:
+    """The chunks table; ``fast_dim`` > 0 adds the fast tier's vector column and flag."""
+    fast = (
+        [
+            pa.field(FAST_VECTOR, vector_type(fast_dim), nullable=True),
+            pa.field(HAS_FAST_VECTOR, pa.bool_(), nullable=False),
+        ]
+        if fast_dim > 0
+        else []
+    )
     return pa.schema(
         [
             pa.field("id", pa.string(), nullable=False),
@@ -53,6 +68,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("content_hash", pa.string()),
             pa.field("vector", vector_type(dim), nullable=True),
             pa.field("has_vector", pa.bool_(), nullable=False),
+            *fast,
         ]
     )
 
@@ -132,30 +148,44 @@ def arrow_to_matrix(column: pa.ChunkedArray, dim: int) -> Vectors:
     return np.asarray(values, dtype=np.float32).reshape(-1, dim)
 
 
-def chunks_table(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Table:
-    schema = chunks_schema(dim)
-    vec_values: list[list[float] | None] = []
+def _vector_column(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Array:
+    values: list[list[float] | None] = []
     for c in chunks:
         v = vectors.get(c.content_hash)
-        vec_values.append(None if v is None or not np.isfinite(v).all() else v.tolist())
-    return pa.table(
-        {
-            "id": [c.id for c in chunks],
-            "path": [c.path for c in chunks],
-            "project": [c.project for c in chunks],
-            "language": [c.language for c in chunks],
-            "kind": [str(c.kind) for c in chunks],
-            "symbol": [c.symbol for c in chunks],
-            "start_line": [c.start_line for c in chunks],
-            "end_line": [c.end_line for c in chunks],
-            "text": [c.text for c in chunks],
-            "search_text": [c.search_text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
-            "vector": pa.array(vec_values, type=vector_type(dim)),
-            "has_vector": [v is not None for v in vec_values],
-        },
-        schema=schema,
-    )
+        values.append(None if v is None or not np.isfinite(v).all() else v.tolist())
+    return pa.array(values, type=vector_type(dim))
+
+
+def chunks_table(
+    chunks: Sequence[Chunk],
+    dim: int,
+    vectors: dict[str, Vectors],
+    fast_dim: int = 0,
+    fast_vectors: dict[str, Vectors] | None = None,
+) -> pa.Table:
+    """Chunk rows; ``vectors`` / ``fast_vectors`` map content hash → vector where known."""
+    schema = chunks_schema(dim, fast_dim)
+    vector = _vector_column(chunks, dim, vectors)
+    columns: dict[str, object] = {
+        "id": [c.id for c in chunks],
+        "path": [c.path for c in chunks],
+        "project": [c.project for c in chunks],
+        "language": [c.language for c in chunks],
+        "kind": [str(c.kind) for c in chunks],
+        "symbol": [c.symbol for c in chunks],
+        "start_line": [c.start_line for c in chunks],
+        "end_line": [c.end_line for c in chunks],
+        "text": [c.text for c in chunks],
+        "search_text": [c.search_text for c in chunks],
+        "content_hash": [c.content_hash for c in chunks],
+        "vector": vector,
+        "has_vector": vector.is_valid(),
+    }
+    if fast_dim > 0:
+        fast = _vector_column(chunks, fast_dim, fast_vectors or {})
+        columns[FAST_VECTOR] = fast
+        columns[HAS_FAST_VECTOR] = fast.is_valid()
+    return pa.table(columns, schema=schema)
 
 
 def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:

@@ -181,6 +181,15 @@ class EmbedSettings:
         default=0,
         metadata=_doc("Vector dimension for the openai provider (0: ask the endpoint)."),
     )
+    fast_tier: bool = field(
+        default=True,
+        metadata=_doc(
+            "Also store the bundled static model's vectors, written with the text phase, so "
+            "a workspace is searchable by meaning at once while the model's own vectors fill "
+            "in; each search uses one model: this one once every chunk it searches has its "
+            "vector, the static one until then. Off, or with a static embed.model: one tier."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

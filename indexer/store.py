@@ -46,6 +46,8 @@ from .model import Chunk, FileRecord, FileStatus, FileWrite, Position, Symbol
 from .objectstore import storage_options as default_storage_options
 from .rows import (
     CHUNK_COLUMNS,
+    FAST_VECTOR,
+    HAS_FAST_VECTOR,
     SYMBOL_COLUMNS,
     Vectors,
     arrow_to_matrix,
@@ -73,7 +75,9 @@ log = logging.getLogger(__name__)
 # 2: the edges table (reference graph)
 # 3: chunks.has_vector (counting pending vectors read the whole vector column: ~80 ms
 #    at 100k chunks, on every save and search; the flag reads in ~2 ms)
-SCHEMA_VERSION = 3
+# 4: the fast tier (chunks.fast_vector / has_fast_vector: a static model's vectors
+#    beside the main model's, written with the text phase)
+SCHEMA_VERSION = 4
 
 FILES = "files"
 CHUNKS = "chunks"
@@ -87,6 +91,13 @@ _CACHE_PREFIX = "emb_"
 # Filters on chunks: those still waiting for a vector, and those with one.
 PENDING = "has_vector = false"
 EMBEDDED = "has_vector = true"
+# The same for the fast tier's column.
+FAST_PENDING = f"{HAS_FAST_VECTOR} = false"
+FAST_EMBEDDED = f"{HAS_FAST_VECTOR} = true"
+# Fingerprint keys naming the fast tier's model: in the fingerprint, so a publish's
+# manifest and a remote's compatibility check carry them as they carry every setting.
+FAST_MODEL_KEY = "fast_model"
+FAST_DIMENSION_KEY = "fast_dimension"
 
 
 def _sql_str(value: str) -> str:
@@ -105,6 +116,19 @@ class IndexMeta:
     model_id: str
     dimension: int
     fingerprint: dict[str, str]
+
+    @property
+    def fast_model_id(self) -> str:
+        """The fast tier's model id ("" when the index has no fast tier)."""
+        return self.fingerprint.get(FAST_MODEL_KEY, "")
+
+    @property
+    def fast_dimension(self) -> int:
+        """The fast tier's vector length (0 when the index has no fast tier)."""
+        try:
+            return int(self.fingerprint.get(FAST_DIMENSION_KEY, "0"))
+        except ValueError:
+            return 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +245,7 @@ class Store:
                 self._db.drop_table(name)
         try:
             self._db.create_table(FILES, schema=files_schema())
-            self._db.create_table(CHUNKS, schema=chunks_schema(meta.dimension))
+            self._db.create_table(CHUNKS, schema=chunks_schema(meta.dimension, meta.fast_dimension))
             self._db.create_table(SYMBOLS, schema=symbols_schema())
             self._db.create_table(EDGES, schema=edges_schema())
             rows = [
@@ -356,12 +380,22 @@ class Store:
         self._meta = (version, meta)
         return meta
 
-    def pending_vectors(self, limit: int, paths: Sequence[str] = ()) -> list[PendingChunk]:
-        """Chunks still without a vector (optionally only of some paths)."""
-        query = self._table(CHUNKS).search().where(PENDING)
+    def fast_dimension(self) -> int:
+        """The fast tier's vector length in the chunks table as it is (0: no fast tier)."""
+        schema = self._table(CHUNKS).schema
+        if FAST_VECTOR not in schema.names:
+            return 0
+        return int(schema.field(FAST_VECTOR).type.list_size)
+
+    def pending_vectors(
+        self, limit: int, paths: Sequence[str] = (), *, fast: bool = False
+    ) -> list[PendingChunk]:
+        """Chunks still without a vector (``fast``: without a fast-tier one), optionally of some paths."""
+        pending = FAST_PENDING if fast else PENDING
+        query = self._table(CHUNKS).search().where(pending)
         if paths:
             flt = next(in_filters("path", list(paths)[:_IN_BATCH]))
-            query = self._table(CHUNKS).search().where(f"{PENDING} AND {flt}")
+            query = self._table(CHUNKS).search().where(f"{pending} AND {flt}")
         rows = query.select(["id", "path", "content_hash", "text"]).limit(limit).to_arrow()
         return [PendingChunk(r["id"], r["path"], r["content_hash"], r["text"]) for r in rows.to_pylist()]
 
@@ -430,18 +464,30 @@ class Store:
     # ----- writing -------------------------------------------------------------
 
     def write_files(
-        self, writes: Sequence[FileWrite], dim: int, vectors: dict[str, Vectors], *, fresh: bool = False
+        self,
+        writes: Sequence[FileWrite],
+        dim: int,
+        vectors: dict[str, Vectors],
+        *,
+        fresh: bool = False,
+        fast_vectors: dict[str, Vectors] | None = None,
     ) -> None:
         """Replace the rows of these files: files rows out, chunks, symbols, edges, files rows in.
 
-        ``vectors`` maps content hash → vector for chunks whose embedding is known.
+        ``vectors`` maps content hash → vector for chunks whose embedding is known;
+        ``fast_vectors`` the same for the fast tier, when the index has one.
         ``fresh`` says no table holds a row of these paths (the caller swept orphans
         and none has a ``files`` row): nothing needs deleting first.
         """
         if not writes:
             return
         tables = (
-            (CHUNKS, chunks_table([c for w in writes for c in w.chunks], dim, vectors)),
+            (
+                CHUNKS,
+                chunks_table(
+                    [c for w in writes for c in w.chunks], dim, vectors, self.fast_dimension(), fast_vectors
+                ),
+            ),
             (SYMBOLS, symbols_table([s for w in writes for s in w.symbols])),
             (EDGES, edges_table([e for w in writes for e in w.edges])),
         )
@@ -540,8 +586,9 @@ class Store:
             raise store_write_error(self.uri, f"removing {len(paths)} files", exc) from exc
         journal.settle(self.uri, paths)
 
-    def set_vectors(self, ids: Sequence[str], vectors: Vectors, dim: int) -> None:
-        """Fill in vectors of existing chunks; rows replaced meanwhile are left alone."""
+    def set_vectors(self, ids: Sequence[str], vectors: Vectors, dim: int, *, fast: bool = False) -> None:
+        """Fill in vectors of existing chunks (``fast``: the fast tier's column); rows
+        replaced meanwhile are left alone."""
         if not ids:
             return
         if len(set(ids)) < len(ids):  # an index from before ids were unique: one source row per id
@@ -550,11 +597,12 @@ class Store:
                 first.setdefault(i, k)
             keep = sorted(first.values())
             ids, vectors = [ids[k] for k in keep], vectors[keep]
+        column, flag = (FAST_VECTOR, HAS_FAST_VECTOR) if fast else ("vector", "has_vector")
         data = pa.table(
             {
                 "id": pa.array(ids, pa.string()),
-                "vector": vectors_to_arrow(vectors, dim),
-                "has_vector": pa.array([True] * len(ids), pa.bool_()),
+                column: vectors_to_arrow(vectors, dim),
+                flag: pa.array([True] * len(ids), pa.bool_()),
             }
         )
         with self._writing(f"storing {len(ids)} vectors", "vectors"):

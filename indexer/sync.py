@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import journal, lease
-from .embed import Embedder, MissingModel, embedder_for_indexing
+from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embedder
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
@@ -39,6 +39,10 @@ from .settings import Settings
 from .static_embed import StaticEmbedder
 from .store import (
     CHUNKS,
+    FAST_DIMENSION_KEY,
+    FAST_EMBEDDED,
+    FAST_MODEL_KEY,
+    FAST_PENDING,
     PENDING,
     SCHEMA_VERSION,
     SYMBOLS,
@@ -81,6 +85,7 @@ class Counters:
     failed: int = 0
     chunks_written: int = 0
     embedded: int = 0
+    fast_embedded: int = 0  # chunks given a fast-tier (static) vector
     refused: int = 0  # chunks the embedding model refused: reported, left without a vector
     from_cache: int = 0
     phases: dict[str, float] = field(default_factory=dict)
@@ -149,12 +154,22 @@ def writer_lock(
 # ----- indexing -----------------------------------------------------------------
 
 
+def fast_tier_for(settings: Settings, embedder: Embedder) -> Embedder | None:
+    """The fast tier's model beside ``embedder`` (None: one tier; see ``embed.fast_tier``)."""
+    return fast_tier_embedder(settings.embed, embedder.model_id)
+
+
 def wanted_meta(settings: Settings, embedder: Embedder) -> IndexMeta:
+    fingerprint = settings.index_fingerprint()
+    fast = fast_tier_for(settings, embedder)
+    if fast is not None:
+        fingerprint[FAST_MODEL_KEY] = fast.model_id
+        fingerprint[FAST_DIMENSION_KEY] = str(fast.dimension)
     return IndexMeta(
         schema_version=SCHEMA_VERSION,
         model_id=embedder.model_id,
         dimension=embedder.dimension,
-        fingerprint=settings.index_fingerprint(),
+        fingerprint=fingerprint,
     )
 
 
@@ -165,9 +180,15 @@ def rebuild_reason(have: IndexMeta | None, want: IndexMeta) -> str:
         return f"schema version {have.schema_version} → {want.schema_version}"
     if have.model_id != want.model_id or have.dimension != want.dimension:
         return f"model {have.model_id} ({have.dimension}) → {want.model_id} ({want.dimension})"
+    if have.fast_model_id != want.fast_model_id or have.fast_dimension != want.fast_dimension:
+        return f"fast tier {_tier_name(have)} → {_tier_name(want)}"
     if have.fingerprint != want.fingerprint:
         return "settings that shape the index changed"
     return ""
+
+
+def _tier_name(meta: IndexMeta) -> str:
+    return f"{meta.fast_model_id} ({meta.fast_dimension})" if meta.fast_model_id else "none"
 
 
 def index_workspace(
@@ -201,6 +222,8 @@ def index_workspace(
     project = project or root.name
     uri = index_uri_for(root, settings)
     embedder = embedder or embedder_for_indexing(settings.embed)
+    # The fast tier needs no transformer: it fills in even while the main model is missing.
+    fast = fast_tier_for(settings, embedder) if embed else None
     semantic_off = ""
     if isinstance(embedder, MissingModel):
         # Grep, BM25, symbols and the graph need no model: index them, leave vectors pending.
@@ -256,10 +279,15 @@ def index_workspace(
         # vectors go in with the text phase's rows, and the vectors phase finds none left.
         inline = embed and isinstance(embedder, StaticEmbedder)
         changed_paths = _sync_text(
-            store, entries, settings, embedder, project, counters, progress, cancel, inline
+            store, entries, settings, embedder, project, counters, progress, cancel, inline, fast
         )
         store.ensure_indices()
         counters.phases["parse"] = time.perf_counter() - t
+
+        if fast is not None and not cancel.is_set():
+            # Chunks the text phase left without a fast vector (an earlier --no-embed run,
+            # a failed batch): none, usually, and then this is one count.
+            embed_fast_pending(store, fast, counters, progress, cancel)
 
         if embed and not cancel.is_set():
             t = time.perf_counter()
@@ -287,6 +315,7 @@ def index_workspace(
         files_failed=counters.failed,
         chunks_written=counters.chunks_written,
         chunks_embedded=counters.embedded,
+        chunks_embedded_fast=counters.fast_embedded,
         chunks_from_cache=counters.from_cache,
         seconds=time.perf_counter() - started,
         phase_seconds=counters.phases,
@@ -318,6 +347,7 @@ def _sync_text(
     progress: ProgressFn,
     cancel: threading.Event,
     inline: bool = False,
+    fast: Embedder | None = None,
 ) -> list[str]:
     records = store.file_records()
     walked = {e.path for e in entries}
@@ -347,12 +377,10 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            vectors = _inline_vectors(batch, embedder, counters) if inline else None
-            flush_writes(store, batch, embedder, settings, counters, records.keys(), vectors)
+            _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, fast)
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    vectors = _inline_vectors(batch, embedder, counters) if inline else None
-    flush_writes(store, batch, embedder, settings, counters, records.keys(), vectors)
+    _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, fast)
     store.touch_files(touched)
     if not cancel.is_set():
         journal.clear(store.uri)  # every walked file written, every gone one removed
@@ -360,9 +388,39 @@ def _sync_text(
     return changed
 
 
-def _inline_vectors(
-    batch: list[FileWrite], embedder: Embedder, counters: Counters
+def _flush_text(
+    store: Store,
+    batch: list[FileWrite],
+    embedder: Embedder,
+    settings: Settings,
+    counters: Counters,
+    known: Collection[str],
+    inline: bool,
+    fast: Embedder | None,
+) -> None:
+    """Write a batch of the text phase, with the vectors computed now: the main model's
+    when it is static (``inline``), the fast tier's when the index has one."""
+    if not batch:
+        return
+    vectors = _inline_vectors(batch, embedder) if inline else None
+    if vectors is not None:
+        counters.embedded += sum(len(w.chunks) for w in batch)
+    fast_vectors = fast_vectors_of(batch, fast, counters)
+    flush_writes(store, batch, embedder, settings, counters, known, vectors, fast_vectors)
+
+
+def fast_vectors_of(
+    batch: Sequence[FileWrite], fast: Embedder | None, counters: Counters
 ) -> dict[str, Vectors] | None:
+    """The fast tier's vectors of a batch's chunks (None: no tier, or the model failed and
+    ``embed_fast_pending`` retries them)."""
+    vectors = _inline_vectors(batch, fast) if fast is not None else None
+    if vectors is not None:
+        counters.fast_embedded += sum(len(w.chunks) for w in batch)
+    return vectors
+
+
+def _inline_vectors(batch: Sequence[FileWrite], embedder: Embedder) -> dict[str, Vectors] | None:
     """Every vector of a batch's chunks, embedded now (no cache: a static model embeds
     faster than the cache answers). None when the model fails: the chunks stay
     pending, and the vectors phase embeds them one pool at a time and reports which
@@ -375,7 +433,6 @@ def _inline_vectors(
     except EmbedError as exc:
         log.warning("embedding with the text phase failed, the vectors phase retries: %s", exc)
         return None
-    counters.embedded += sum(len(w.chunks) for w in batch)
     return dict(zip(texts, rows, strict=True))
 
 
@@ -409,12 +466,14 @@ def flush_writes(
     counters: Counters,
     known: Collection[str] | None = None,
     vectors: dict[str, Vectors] | None = None,
+    fast_vectors: dict[str, Vectors] | None = None,
 ) -> None:
     """Store a batch of files, vectors from the cache where it has them.
 
     ``known`` — the paths with a ``files`` row after this run's orphan sweep — lets
     a batch of only new files be appended instead of replaced (no rows to delete).
-    ``vectors``, when the caller has already looked them up, saves a second lookup.
+    ``vectors``, when the caller has already looked them up, saves a second lookup;
+    ``fast_vectors`` are the fast tier's (dropped when the index has no fast tier).
     """
     if not batch:
         return
@@ -423,7 +482,7 @@ def flush_writes(
         vectors = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
         counters.from_cache += sum(1 for h in hashes if h in vectors)
     fresh = known is not None and not any(w.record.path in known for w in batch)
-    store.write_files(batch, embedder.dimension, vectors, fresh=fresh)
+    store.write_files(batch, embedder.dimension, vectors, fresh=fresh, fast_vectors=fast_vectors)
     counters.chunks_written += len(hashes)
 
 
@@ -437,6 +496,8 @@ OPTIMIZE_EVERY_VECTORS = 10_000
 # ~3 s on two cores, while a commit (~0.7 s on a 50k-chunk index, whatever its
 # size) is paid once per ``embed.commit_chunks``.
 EMBED_SLICE_CHUNKS = 256
+# Fast-tier vectors stored per commit when they are filled after the text phase.
+FAST_POOL_CHUNKS = 8192
 
 
 def embed_pending(
@@ -525,6 +586,54 @@ def embed_pending(
     return done
 
 
+def embed_fast_pending(
+    store: Store,
+    fast: Embedder,
+    counters: Counters | None = None,
+    progress: ProgressFn = no_progress,
+    cancel: threading.Event | None = None,
+) -> int:
+    """Give a fast-tier vector to every chunk without one. ``codesift index`` writes
+    them with the text phase's rows; the language server's text phase writes none
+    (grep, BM25 and symbols first), so this fills them before MiniLM starts, and
+    catches up after ``--no-embed`` or a failed batch. No cache: the static model
+    embeds faster than the cache answers. Pools of ``FAST_POOL_CHUNKS`` per commit (a
+    commit rewrites the column's fragments, ~0.7 s at 50k chunks), ``cancel`` looked
+    at every ``EMBED_SLICE_CHUNKS`` × 4. Returns how many chunks it filled."""
+    if store.fast_dimension() != fast.dimension:
+        return 0
+    counters = counters or Counters()
+    cancel = cancel or threading.Event()
+    total = store.count(CHUNKS, FAST_PENDING)
+    done = 0
+    refused: set[str] = set()
+    slice_ = EMBED_SLICE_CHUNKS * 4
+    while done < total and not cancel.is_set():
+        got = store.pending_vectors(FAST_POOL_CHUNKS + len(refused), fast=True)
+        pending = [p for p in got if p.id not in refused]
+        if not pending:
+            break
+        ids: list[str] = []
+        parts: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(pending), slice_):
+            if cancel.is_set():
+                break
+            part = pending[start : start + slice_]
+            try:
+                parts.append(fast.embed_documents([p.text for p in part]))
+            except EmbedError as exc:
+                log.warning("the fast tier could not embed %d chunks: %s", len(part), exc)
+                refused.update(p.id for p in part)
+                continue
+            ids += [p.id for p in part]
+            progress(Progress("fast vectors", done + len(ids), total))
+        if ids:
+            store.set_vectors(ids, np.concatenate(parts), fast.dimension, fast=True)
+            done += len(ids)
+            counters.fast_embedded += len(ids)
+    return done
+
+
 _PROBE_TEXT = "def probe(): return 1"
 
 
@@ -604,6 +713,7 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         by_status[r.status].append(r)
     pending = store.count(CHUNKS, PENDING)
     chunks = store.count(CHUNKS)
+    fast_done = store.count(CHUNKS, FAST_EMBEDDED) if store.fast_dimension() else 0
     return IndexStatus(
         root=str(root),
         index_path=uri,
@@ -618,6 +728,9 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         schema_version=meta.schema_version,
         model=meta.model_id,
         dimension=meta.dimension,
+        fast_model=meta.fast_model_id,
+        fast_vectors_done=fast_done,
+        fast_vectors_pending=chunks - fast_done if meta.fast_model_id else 0,
         index_bytes=store.index_bytes(),
         skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),

@@ -21,7 +21,7 @@ from .cli_graph import callees, callers, impls, research
 from .cli_search import grep, search, symbols
 
 if TYPE_CHECKING:
-    from codesift.indexer.model import IndexReport, RemoteStatus
+    from codesift.indexer.model import IndexReport, IndexStatus, RemoteStatus
     from codesift.indexer.settings import Settings
     from codesift.indexer.sync import Progress as IndexProgress
 
@@ -241,6 +241,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         ("symbols", f"{st.symbols:,}"),
         ("vectors", f"{st.vectors_done:,} done, {st.vectors_pending:,} pending"),
         ("model", f"{st.model} ({st.dimension} dims)"),
+        *_fast_tier_rows(st),
         ("schema", str(st.schema_version)),
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
         *_remote_rows(st.remote),
@@ -280,6 +281,15 @@ def _server_row(server: dict[str, object] | None) -> str:
     idle = float(str(server.get("idle_s") or 0))
     ends = f"exits after {timeout:g} s without a command" if timeout > 0 else "runs until `codesift stop`"
     return f"background, pid {pid}; {ends} (idle {idle:.0f} s); `codesift stop` stops it"
+
+
+def _fast_tier_rows(st: IndexStatus) -> list[tuple[str, str]]:
+    """The fast tier's model and vectors, when the index has one."""
+    if not st.fast_model:
+        return []
+    return [
+        ("fast tier", f"{st.fast_model}: {st.fast_vectors_done:,} done, {st.fast_vectors_pending:,} pending"),
+    ]
 
 
 def _remote_rows(remote: RemoteStatus | None) -> list[tuple[str, str]]:

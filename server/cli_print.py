@@ -95,10 +95,12 @@ def print_search(payload: dict[str, Any], files: bool) -> int:
 def _print_report(report: dict[str, Any]) -> None:
     err = Lines(sys.stderr)
     per = ", ".join(f"{k} {v}" for k, v in report["per_source"].items())
+    model = report.get("vector_model") or ""
+    vectors = f" (vectors: {model})" if model else ""
     err.add(
         err.style(
             f"{report['chunks']} chunks from {report['unique_files']} files, "
-            f"{report['chars']:,} characters; {per}; {report['millis'].get('total', 0):.0f} ms",
+            f"{report['chars']:,} characters; {per}{vectors}; {report['millis'].get('total', 0):.0f} ms",
             DIM,
         )
     )

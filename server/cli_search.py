@@ -209,6 +209,7 @@ def search_json(result: SearchResult) -> dict[str, object]:
             "highlights": [list(s) for s in h.highlights],
             "stale": h.stale,
             "via": list(h.via),
+            "vector_model": h.vector_model,
         }
         for h in result.hits
     ]

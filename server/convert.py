@@ -391,6 +391,7 @@ def hit_json(root: Path, hit: SearchHit) -> dict[str, object]:
         "text": c.text,
         "highlights": [list(h) for h in hit.highlights],
         "stale": hit.stale,
+        "vectorModel": hit.vector_model,
     }
 
 
@@ -413,6 +414,8 @@ def search_json(found: Sequence[tuple[Path, SearchResult]], limit: int, notes: S
             "notes": [*notes, *(n for r in reports for n in r.notes)],
             "droppedByThreshold": sum(r.dropped_by_threshold for r in reports),
             "keywords": reports[0].keywords if reports else "",
+            # which model's vectors ranked the vector source, per project that ran it
+            "vectorModel": ", ".join(dict.fromkeys(r.vector_model for r in reports if r.vector_model)),
             "projects": [_report_json(r) for r in reports],
         },
     }
@@ -572,6 +575,9 @@ _PHASE_SHARE = {
     "walk": (0, 1),
     "remote": (1, 2),  # copying from index.remote: seconds, its files counted in the message
     "parse": (2, 50),
+    # the fast tier's catch-up (the language server's text phase writes no vectors): flat
+    # at 50 %, counted in the message, so the bar never moves back when MiniLM starts
+    "fast vectors": (50, 50),
     "embed": (50, 98),
     "optimize": (98, 100),
     "done": (100, 100),
@@ -584,7 +590,9 @@ def progress_report(p: Progress, project: str) -> lsp.WorkDoneProgressReport:
     frac = p.done / p.total if p.total else 0.0
     pct = int(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
     counts = f" {p.done}/{p.total}" if p.total else ""
-    what = {"remote": "files copied", "parse": "files", "embed": "chunks"}.get(p.phase, "")
+    what = {"remote": "files copied", "parse": "files", "embed": "chunks", "fast vectors": "chunks"}.get(
+        p.phase, ""
+    )
     return lsp.WorkDoneProgressReport(
         message=f"{project}: {p.phase}{counts} {what}".rstrip(), percentage=pct, cancellable=True
     )

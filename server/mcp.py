@@ -466,6 +466,15 @@ class AgentTools(GraphTools):
                 f"  files: {st.files_indexed:,} indexed, {st.files_skipped:,} skipped, "
                 f"{st.files_failed:,} failed; chunks {st.chunks:,}; symbols {st.symbols:,}",
                 f"  vectors: {vectors}",
+                *(
+                    [
+                        f"  fast tier {st.fast_model}: {st.fast_vectors_done:,} done, "
+                        f"{st.fast_vectors_pending:,} pending (semantic search uses it until "
+                        f"{st.model} has every chunk)"
+                    ]
+                    if st.fast_model
+                    else []
+                ),
                 f"  model {st.model} ({st.dimension} dims), schema {st.schema_version}, "
                 f"{st.index_bytes / 1e6:,.1f} MB on disk",
             ]

@@ -174,6 +174,8 @@ def hit_block(n: int, cite: str, hit: SearchHit) -> Block:
     what = f"{c.kind} {c.symbol}" if c.symbol else str(c.kind)
     stale = "  (file changed since indexed: read_file shows the current text)" if hit.stale else ""
     via = f"  via {' -> '.join(hit.via)}" if hit.via else ""
+    if hit.vector_model:
+        via += f"  vectors: {hit.vector_model}"
     head = (
         f"--- {n}. {cite}:{c.start_line}-{c.end_line}  {what}  score {hit.score:.3f} "
         f"({'+'.join(hit.sources)}){via}{stale}"

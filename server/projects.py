@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codesift.indexer.embed import Embedder, OnnxEmbedder, make_embedder
+from codesift.indexer.embed import Embedder, OnnxEmbedder, fast_tier_embedder, make_embedder
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.freshen import embed_vectors, optimize_index, reindex_paths
 from codesift.indexer.graph import Graph
@@ -74,6 +74,9 @@ class Embedders:
             return 0
         with self._lock:
             embedders = list(self._cache.values())
+            # the fast tier's static model, loaded by the searches it answered (~30 MiB)
+            fast = {f for s, e in self._cache.items() if (f := fast_tier_embedder(s, e.model_id)) is not None}
+        embedders += list(fast)
         released = sum(1 for e in embedders if isinstance(e, OnnxEmbedder | StaticEmbedder) and e.release())
         if released:
             release_memory()

@@ -21,13 +21,13 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..embed import Embedder
+from ..embed import Embedder, fast_tier_embedder
 from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
 from ..paths import os_path
 from ..settings import SearchSettings, Settings
-from ..store import CHUNKS, EMBEDDED, FILES, PENDING, Store, in_filters, load_chunks
+from ..store import CHUNKS, FAST_PENDING, FILES, PENDING, IndexMeta, Store, in_filters, load_chunks
 from ..text import search_text
 from . import bounds, exact
 from . import grep as grep_mod
@@ -39,7 +39,7 @@ from .multihop import Relevance, multihop_result
 from .ranking import Candidate, QueryIntent, Ranker, asked_roles, understand
 from .ranking.query import bm25_text, semantic_text
 from .results import MatchType, SearchHit, SearchMode, SearchReport, SearchRequest, SearchResult, Source
-from .semantic import chunk_similarities, vector_search
+from .semantic import VectorTier, choose_tier, chunk_similarities, vector_search
 from .symbols import definitions_named
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,7 @@ class _Retrieved:
     bm25_scores: dict[str, float] = field(default_factory=dict)
     pool: list[KeywordHit] = field(default_factory=list)  # BM25 candidates the exact source matches
     query_vector: npt.NDArray[np.float32] | None = None
+    tier: VectorTier | None = None  # the vectors the vector source read
     dropped: int = 0
     notes: list[str] = field(default_factory=list)
     millis: dict[str, float] = field(default_factory=dict)
@@ -249,27 +250,33 @@ def _retrieve(
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
     futures: dict[Source, Future[list[str]]] = {}
-    if want_vec and embedder is not None:
-        meta = store.current_meta()
-        if meta is not None and meta.model_id != embedder.model_id:
-            got.notes.append(
-                f"semantic search skipped: the index holds {meta.model_id} vectors but the settings "
-                f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
-            )
-            embedder = None
-    # No vector yet (embedding follows the text index): nothing to search, and the
-    # completeness note says why semantic found nothing.
-    no_vectors = want_vec and embedder is not None and store.count(CHUNKS, EMBEDDED) == 0
+    meta = store.current_meta() if want_vec else None
+    if want_vec and embedder is not None and meta is not None and meta.model_id != embedder.model_id:
+        got.notes.append(
+            f"semantic search skipped: the index holds {meta.model_id} vectors but the settings "
+            f"ask for {embedder.model_id} (run `codesift index` to rebuild)"
+        )
+        embedder = None
+    # One tier per search: the main model's when every chunk in scope has its vector,
+    # the fast tier's until then. No vector yet (embedding follows the text index):
+    # nothing to search, and the completeness note says why semantic found nothing.
+    fast = _fast_embedder(settings, meta) if want_vec and not got.notes else None
+    tier = choose_tier(store, embedder, fast, where) if want_vec else None
+    no_vectors = want_vec and tier is None and (embedder is not None or fast is not None)
     if want_vec:
-        if embedder is None:
+        if embedder is None and fast is None:
             if not got.notes:
                 why = semantic_off or "no embedding model loaded"
                 got.notes.append(f"semantic search is off (BM25 and grep answered): {why}")
-        elif not no_vectors:
-            emb = embedder
+        elif tier is not None:
+            got.tier = chosen = tier
+            if embedder is None and semantic_off:
+                got.notes.append(
+                    f"the main model is not loaded ({semantic_off}): the fast static model answered"
+                )
 
             def run_vec() -> list[str]:
-                qv = emb.embed_query(plan.semantic_query)
+                qv = chosen.embedder.embed_query(plan.semantic_query)
                 got.query_vector = qv
                 res = vector_search(
                     store,
@@ -278,6 +285,7 @@ def _retrieve(
                     threshold=plan.threshold,
                     min_similarity=plan.min_similarity,
                     where=where,
+                    column=chosen.column,
                 )
                 got.dropped = res.dropped
                 got.similarities.update({h.chunk_id: h.similarity for h in res.hits})
@@ -333,6 +341,16 @@ def _retrieve(
     if want_bm25 and not sanitize(plan.bm25_query):
         got.notes.append("the query has no searchable words for BM25 (only syntax characters)")
     return got
+
+
+def _fast_embedder(settings: Settings, meta: IndexMeta | None) -> Embedder | None:
+    """The fast tier's model when the index has that tier and this install has its model."""
+    if meta is None or not meta.fast_model_id:
+        return None
+    fast = fast_tier_embedder(settings.embed, meta.model_id)
+    if fast is None or fast.model_id != meta.fast_model_id or fast.dimension != meta.fast_dimension:
+        return None
+    return fast
 
 
 def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> list[Candidate]:
@@ -404,7 +422,7 @@ def _relevance(store: Store, plan: _Plan, got: _Retrieved) -> Relevance:
 
     def relevance(chunks: Sequence[Chunk]) -> dict[str, float]:
         out: dict[str, float] = {}
-        sims = chunk_similarities(store, qv, [c.id for c in chunks]) if qv is not None else {}
+        sims = chunk_similarities(store, qv, [c.id for c in chunks], got.tier) if qv is not None else {}
         for c in chunks:
             rel = 0.0
             if c.id in sims and best_sim > 0:
@@ -430,6 +448,7 @@ def _report(
         "vector": MatchType.SEMANTIC,
         "grep": MatchType.GREP,
     }[plan.mode]
+    vector_model = got.tier.model_id if got.tier is not None else ""
     hits = tuple(
         SearchHit(
             chunk=c.chunk,
@@ -438,11 +457,12 @@ def _report(
             sources=tuple(sorted(c.sources, key=list(Source).index)),
             highlights=highlight_spans(c.chunk.text, terms),
             stale=c.chunk.path in stale,
+            vector_model=vector_model if Source.SEMANTIC in c.sources else "",
         )
         for c in ranked
     )
     notes = got.notes
-    notes.extend(_completeness_notes(store, plan.mode in ("hybrid", "vector")))
+    notes.extend(_completeness_notes(store, plan.mode in ("hybrid", "vector"), got.tier))
     if got.dropped:
         notes.append(_dropped_note(got.dropped, plan.threshold, plan.min_similarity))
     if not hits:
@@ -458,6 +478,7 @@ def _report(
         dropped_by_threshold=got.dropped,
         keywords=plan.keywords,
         bm25_query=plan.bm25_query,
+        vector_model=vector_model,
     )
     return SearchResult(hits, report)
 
@@ -545,12 +566,18 @@ def highlight_spans(text: str, terms: Sequence[str]) -> tuple[tuple[int, int], .
     return tuple(spans)
 
 
-def _completeness_notes(store: Store, want_vec: bool) -> list[str]:
+def _completeness_notes(store: Store, want_vec: bool, tier: VectorTier | None = None) -> list[str]:
     notes: list[str] = []
     if want_vec:
-        pending = store.count(CHUNKS, PENDING)
+        pending = store.count(CHUNKS, FAST_PENDING if tier is not None and tier.is_fast else PENDING)
+        main_pending = store.count(CHUNKS, PENDING)
+        total = store.count(CHUNKS)
+        if tier is not None and tier.is_fast and main_pending:
+            notes.append(
+                f"semantic results ranked by the fast static model ({tier.model_id}) while the "
+                f"main model's vectors fill in ({main_pending} of {total} chunks to go)"
+            )
         if pending:
-            total = store.count(CHUNKS)
             notes.append(
                 f"index incomplete: {pending} of {total} chunks have no vector yet, "
                 "so semantic results are partial (run `codesift index` to finish)"

@@ -76,6 +76,7 @@ class SearchHit:
     highlights: tuple[tuple[int, int], ...] = ()  # character offsets in chunk.text
     stale: bool = False  # the file changed on disk after it was indexed
     via: tuple[str, ...] = ()  # multi-hop: the symbols that led here
+    vector_model: str = ""  # the model whose vectors ranked this hit ("" when no vector source found it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,7 @@ class SearchReport:
     dropped_by_threshold: int = 0
     keywords: str = ""  # the exact keywords the grep source used
     bm25_query: str = ""  # what BM25 searched for (every word of the query, or the given keywords)
+    vector_model: str = ""  # the model whose vectors the vector source read ("" when it did not run)
 
 
 @dataclass(frozen=True, slots=True)

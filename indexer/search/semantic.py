@@ -2,6 +2,11 @@
 
 ``vector_score_threshold`` is a cosine *distance* (1 − cos): results at or
 beyond it are dropped, and counted, so a thin answer is never silent.
+
+An index may hold two tiers of vectors (``embed.fast_tier``): the main model's and
+a static model's, written with the text phase. One search reads one tier
+(``choose_tier``), never both: the main model's once every chunk in the search's
+scope has its vector, the fast tier's until then.
 """
 
 from __future__ import annotations
@@ -14,13 +19,56 @@ import numpy as np
 import numpy.typing as npt
 from lancedb.query import LanceVectorQueryBuilder
 
+from ..embed import Embedder
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, chunk_from_row
-from ..store import CHUNKS, EMBEDDED, Store, in_filters
+from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunk_from_row
+from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store, in_filters
 
 # The kb-agent spec's cut-off for its vector_search tool (a cosine distance). Only
 # there: inside hybrid it removed every vector hit from 77 of 419 benchmark queries.
 AGENT_VECTOR_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTier:
+    """The vectors one search reads: a model and the column holding its vectors."""
+
+    embedder: Embedder
+    column: str  # "vector" (the main model) or FAST_VECTOR
+    embedded: str  # the filter of chunks holding a vector in ``column``
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def is_fast(self) -> bool:
+        return self.column == FAST_VECTOR
+
+
+def main_tier(embedder: Embedder) -> VectorTier:
+    return VectorTier(embedder, "vector", EMBEDDED)
+
+
+def fast_tier(embedder: Embedder) -> VectorTier:
+    return VectorTier(embedder, FAST_VECTOR, FAST_EMBEDDED)
+
+
+def choose_tier(
+    store: Store, main: Embedder | None, fast: Embedder | None, where: str | None = None
+) -> VectorTier | None:
+    """Which vectors answer a search under ``where``: the main model's when every chunk
+    in scope has one; else the fast tier's (when the index has any); else the main
+    model's partial set; None when neither has a vector. ``main`` / ``fast`` are None
+    when the index holds no usable vectors of that kind (another model, no tier)."""
+    main_any = main is not None and store.count(CHUNKS, EMBEDDED) > 0
+    if main is not None and main_any:
+        scope = f"({where}) AND {PENDING}" if where else PENDING
+        if fast is None or store.count(CHUNKS, scope) == 0:
+            return main_tier(main)
+    if fast is not None and store.count(CHUNKS, FAST_EMBEDDED) > 0:
+        return fast_tier(fast)
+    return main_tier(main) if main is not None and main_any else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +95,11 @@ def vector_search(
     threshold: float | None,
     min_similarity: float,
     where: str | None = None,
+    column: str = "vector",
 ) -> VectorResult:
-    """The ``limit`` nearest chunks by cosine, minus those the thresholds drop
-    (``threshold`` None: no distance cut-off)."""
-    base = store.table(CHUNKS).search(query_vector.astype(np.float32))
+    """The ``limit`` nearest chunks by cosine in ``column`` (a tier's vectors), minus
+    those the thresholds drop (``threshold`` None: no distance cut-off)."""
+    base = store.table(CHUNKS).search(query_vector.astype(np.float32), vector_column_name=column)
     # With the approximate index: ef widens the HNSW graph search (recall ~0.9 at
     # the default), and refine_factor(1) re-scores the candidates with the stored
     # vectors, so scores and the distance threshold see exact cosines, not 8-bit
@@ -79,17 +128,19 @@ def vector_search(
 
 
 def chunk_similarities(
-    store: Store, query_vector: npt.NDArray[np.float32], ids: Sequence[str]
+    store: Store, query_vector: npt.NDArray[np.float32], ids: Sequence[str], tier: VectorTier | None = None
 ) -> dict[str, float]:
-    """Cosine of each chunk's stored vector to the query (chunks without one are absent)."""
+    """Cosine of each chunk's stored vector (``tier``'s; default the main model's) to the
+    query (chunks without one are absent)."""
+    column, embedded = (tier.column, tier.embedded) if tier is not None else ("vector", EMBEDDED)
     q = query_vector.astype(np.float32)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     out: dict[str, float] = {}
     for flt in in_filters("id", list(dict.fromkeys(ids))):
         rows = (
-            store.table(CHUNKS).search().where(f"({flt}) AND {EMBEDDED}").select(["id", "vector"]).limit(None)
+            store.table(CHUNKS).search().where(f"({flt}) AND {embedded}").select(["id", column]).limit(None)
         ).to_arrow()
         for r in rows.to_pylist():
-            v = np.asarray(r["vector"], dtype=np.float32)
+            v = np.asarray(r[column], dtype=np.float32)
             out[str(r["id"])] = float(v @ q) / (float(np.linalg.norm(v)) or 1.0)
     return out

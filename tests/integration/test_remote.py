@@ -22,7 +22,7 @@ from codesift.indexer.publish import publish
 from codesift.indexer.remote import RemoteIndex
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import CHUNKS, Store
-from codesift.indexer.sync import Progress, index_status, index_uri_for, index_workspace
+from codesift.indexer.sync import Progress, index_status, index_uri_for, index_workspace, wanted_meta
 
 from ..conftest import write_workspace
 
@@ -71,7 +71,9 @@ def test_publish_writes_a_manifest_with_commit_model_and_settings(tmp_path: Path
     assert manifest is not None and manifest.commit == head
     assert manifest.files == 5 and manifest.chunks == manifest.vectors > 0
     assert manifest.meta.model_id == embedder.model_id
-    assert manifest.meta.fingerprint == load_settings(ci).index_fingerprint()
+    # the settings that shape the index, and the fast tier's model beside them
+    assert manifest.meta.fingerprint == wanted_meta(load_settings(ci), embedder).fingerprint
+    assert manifest.meta.fast_model_id.startswith("static:")
     assert not (ci / ".codesift").exists()  # publishing writes only the target
 
     again = publish(ci, f"file://{target}", load_settings(ci), embedder=embedder)
