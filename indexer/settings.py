@@ -184,7 +184,7 @@ class EmbedSettings:
     fast_tier: bool = field(
         default=True,
         metadata=_doc(
-            "Also store the bundled static model's vectors, written with the text phase, so "
+            "Also store the bundled static model's vectors, written right after the text phase, so "
             "a workspace is searchable by meaning at once while the model's own vectors fill "
             "in; each search uses one model: this one once every chunk it searches has its "
             "vector, the static one until then. Off, or with a static embed.model: one tier."

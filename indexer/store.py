@@ -76,7 +76,7 @@ log = logging.getLogger(__name__)
 # 3: chunks.has_vector (counting pending vectors read the whole vector column: ~80 ms
 #    at 100k chunks, on every save and search; the flag reads in ~2 ms)
 # 4: the fast tier (chunks.fast_vector / has_fast_vector: a static model's vectors
-#    beside the main model's, written with the text phase)
+#    beside the main model's, written right after the text phase)
 SCHEMA_VERSION = 4
 
 FILES = "files"

@@ -275,11 +275,14 @@ def index_workspace(
 
         t = time.perf_counter()
         seen = len(entries)
-        # A static model embeds faster than a second write of the rows costs: its
+        # A static main model embeds faster than a second write of the rows costs: its
         # vectors go in with the text phase's rows, and the vectors phase finds none left.
+        # The fast tier's do not: grep, BM25 and symbols are complete first (on the stdlib
+        # the text phase took 2.5× as long with them: 142 → 358 s at load 9–12), then
+        # `embed_fast_pending` fills them, then MiniLM — the language server's order.
         inline = embed and isinstance(embedder, StaticEmbedder)
         changed_paths = _sync_text(
-            store, entries, settings, embedder, project, counters, progress, cancel, inline, fast
+            store, entries, settings, embedder, project, counters, progress, cancel, inline
         )
         store.ensure_indices()
         counters.phases["parse"] = time.perf_counter() - t
@@ -347,7 +350,6 @@ def _sync_text(
     progress: ProgressFn,
     cancel: threading.Event,
     inline: bool = False,
-    fast: Embedder | None = None,
 ) -> list[str]:
     records = store.file_records()
     walked = {e.path for e in entries}
@@ -377,10 +379,10 @@ def _sync_text(
             batch.append(write)
             changed.append(entry.path)
         if len(batch) >= settings.index.write_batch_files or done == total:
-            _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, fast)
+            _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
             batch = []
             progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, fast)
+    _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
     store.touch_files(touched)
     if not cancel.is_set():
         journal.clear(store.uri)  # every walked file written, every gone one removed
@@ -396,17 +398,15 @@ def _flush_text(
     counters: Counters,
     known: Collection[str],
     inline: bool,
-    fast: Embedder | None,
 ) -> None:
-    """Write a batch of the text phase, with the vectors computed now: the main model's
-    when it is static (``inline``), the fast tier's when the index has one."""
+    """Write a batch of the text phase, with the main model's vectors computed now when
+    it is static (``inline``)."""
     if not batch:
         return
     vectors = _inline_vectors(batch, embedder) if inline else None
     if vectors is not None:
         counters.embedded += sum(len(w.chunks) for w in batch)
-    fast_vectors = fast_vectors_of(batch, fast, counters)
-    flush_writes(store, batch, embedder, settings, counters, known, vectors, fast_vectors)
+    flush_writes(store, batch, embedder, settings, counters, known, vectors)
 
 
 def fast_vectors_of(

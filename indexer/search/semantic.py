@@ -4,7 +4,7 @@
 beyond it are dropped, and counted, so a thin answer is never silent.
 
 An index may hold two tiers of vectors (``embed.fast_tier``): the main model's and
-a static model's, written with the text phase. One search reads one tier
+a static model's, written right after the text phase. One search reads one tier
 (``choose_tier``), never both: the main model's once every chunk in the search's
 scope has its vector, the fast tier's until then.
 """
