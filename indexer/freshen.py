@@ -23,24 +23,21 @@ from .errors import IndexMissingError
 from .filework import process_file
 from .model import FileRecord, FileWrite
 from .paths import index_path
+from .progress import Counters, ProgressFn, no_progress
 from .rows import Vectors
 from .settings import Settings
 from .store import CHUNKS, PENDING, Store
 from .sync import (
-    Counters,
-    ProgressFn,
-    embed_fast_pending,
-    embed_pending,
     fast_tier_for,
     fast_vectors_of,
     flush_writes,
     index_uri_for,
     indexed_hash,
-    no_progress,
     rebuild_reason,
     wanted_meta,
     writer_lock,
 )
+from .vectors import embed_fast_pending, embed_pending
 from .workspace import IgnoreMatcher
 
 log = logging.getLogger(__name__)

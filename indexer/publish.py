@@ -29,10 +29,11 @@ from .faults import crash_point
 from .lease import DEFAULT_LEASE_S
 from .model import IndexReport
 from .objectstore import explain, is_object_store, normalise_uri, storage_options, within
+from .progress import ProgressFn, no_progress
 from .remote import PUBLISHED_VERSIONS_KEPT, Manifest, source_commit, write_manifest
 from .settings import Settings
 from .store import Store
-from .sync import ProgressFn, index_workspace, no_progress, writer_lock
+from .sync import index_workspace, writer_lock
 
 log = logging.getLogger(__name__)
 

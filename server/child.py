@@ -26,8 +26,9 @@ from codesift.indexer.embed import make_embedder
 from codesift.indexer.errors import CodesiftError
 from codesift.indexer.freshen import embed_vectors
 from codesift.indexer.model import IndexReport
+from codesift.indexer.progress import Progress
 from codesift.indexer.settings import Settings
-from codesift.indexer.sync import Progress, index_workspace
+from codesift.indexer.sync import index_workspace
 
 log = logging.getLogger(__name__)
 _SPAWN = multiprocessing.get_context("spawn")

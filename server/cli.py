@@ -22,8 +22,8 @@ from .cli_search import grep, search, symbols
 
 if TYPE_CHECKING:
     from codesift.indexer.model import IndexReport, IndexStatus, RemoteStatus
+    from codesift.indexer.progress import Progress as IndexProgress
     from codesift.indexer.settings import Settings
-    from codesift.indexer.sync import Progress as IndexProgress
 
 
 @click.group()

@@ -36,11 +36,11 @@ from codesift.indexer.graph import (
 )
 from codesift.indexer.model import IndexStatus, Span, Symbol
 from codesift.indexer.paths import os_path
+from codesift.indexer.progress import Progress
 from codesift.indexer.research import Finding, ResearchResult
 from codesift.indexer.search.passages import GrepResult, Passage
 from codesift.indexer.search.results import SearchHit, SearchReport, SearchResult
 from codesift.indexer.search.symbols import SymbolHit
-from codesift.indexer.sync import Progress
 
 T = TypeVar("T")
 

@@ -25,11 +25,12 @@ from codesift.indexer.graph.queries import edge_span
 from codesift.indexer.heap import release_memory
 from codesift.indexer.model import IndexReport, Span, Symbol
 from codesift.indexer.paths import index_path, os_path
+from codesift.indexer.progress import Progress
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
 from codesift.indexer.static_embed import StaticEmbedder
 from codesift.indexer.store import CHUNKS, FILES, Store
-from codesift.indexer.sync import Progress, open_store
+from codesift.indexer.sync import open_store
 from codesift.indexer.workspace import IgnoreMatcher
 
 from .answers import AnswerCache

@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.progress import Progress
 from codesift.indexer.publish import publish
 from codesift.indexer.remote import RemoteIndex
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import CHUNKS, Store
-from codesift.indexer.sync import Progress, index_status, index_uri_for, index_workspace, wanted_meta
+from codesift.indexer.sync import index_status, index_uri_for, index_workspace, wanted_meta
 
 from ..conftest import write_workspace
 

@@ -26,11 +26,12 @@ import pytest
 from codesift.indexer import lease
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.errors import IndexBusyError, StoreError
+from codesift.indexer.progress import Progress
 from codesift.indexer.publish import publish
 from codesift.indexer.remote import Manifest, RemoteIndex
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import CHUNKS, Store
-from codesift.indexer.sync import Progress, index_status, index_uri_for, index_workspace
+from codesift.indexer.sync import index_status, index_uri_for, index_workspace
 
 from ..conftest import require_tool, write_workspace
 from .test_remote import commit_all, laptop_copy

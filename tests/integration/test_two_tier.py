@@ -11,12 +11,13 @@ import pytest
 
 from codesift.indexer.embed import fast_tier_embedder, make_embedder
 from codesift.indexer.freshen import embed_vectors, reindex_paths
+from codesift.indexer.progress import Progress
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import Filters, SearchRequest, SearchResult, Source
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.static_embed import STATIC_MODEL
 from codesift.indexer.store import FAST_EMBEDDED, FAST_PENDING, PENDING, IndexMeta, Store
-from codesift.indexer.sync import Progress, index_status, index_uri_for, index_workspace
+from codesift.indexer.sync import index_status, index_uri_for, index_workspace
 
 pytestmark = pytest.mark.slow
 

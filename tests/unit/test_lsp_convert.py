@@ -10,10 +10,10 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from codesift.indexer.errors import ConfigError, IndexBusyError, QueryError, StoreError
 from codesift.indexer.model import ChunkKind, Position, Span
+from codesift.indexer.progress import Progress
 from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import load_settings
-from codesift.indexer.sync import Progress
 from codesift.server import convert
 
 
