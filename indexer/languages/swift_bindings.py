@@ -1,0 +1,155 @@
+"""What type a Swift name or property holds, where the code states it.
+
+The design of :mod:`.bindings` for Swift (``swift_marks`` lists what types a name and
+what leaves it untyped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from .base import node_text
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    Collector,
+    Marks,
+    _Binding,
+    _type_parameter,
+    annotated,
+    captures,
+    compiled_query,
+    identifiers_in,
+)
+
+_SWIFT_QUERY = """
+(parameter) @param
+(property_declaration) @prop
+(lambda_parameter) @unknown
+(for_statement item: (_) @unknown)
+(pattern) @pattern
+(_ bound_identifier: (_) @bound)
+(catch_block) @catch
+(switch_pattern) @unknown
+(capture_list_item) @unknown
+(type_parameter) @generic
+(function_declaration) @def
+(protocol_function_declaration) @def
+"""
+
+
+def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """Swift's typed bindings: ``request: Request`` parameters, ``let x: Foo`` / ``var x =
+    Foo(…)`` locals, properties of types and extensions (``var auth: Authentication``)
+    as attributes, and functions' declared return types (``-> Foo``, ``-> Foo?``).
+    Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` / ``catch``
+    bindings and tuple patterns leave a name untyped."""
+    c = Collector(classes)
+    for capture, node in captures(compiled_query("swift", _SWIFT_QUERY), root):
+        scope = at(node.start_byte)
+        if capture == "unknown":
+            c.unknown(scope, _identifiers(node))
+        elif capture == "pattern" or capture == "bound":
+            if not _property_name(node):
+                c.unknown(scope, _identifiers(node))
+        elif capture == "catch":
+            c.bind(scope, "error", _UNKNOWN)
+        elif capture == "param":
+            _swift_parameter(node, scope, c.bind)
+        elif capture == "prop":
+            _swift_property(node, scope, c.bind)
+        elif capture == "generic":
+            c.generics.update(_type_parameter(node))
+        elif capture == "def":
+            returned = next(
+                (n for n in node.named_children if n.type in ("user_type", "optional_type")), None
+            )
+            c.returns(scope, node.child_by_field_name("name"), _swift_type(returned))
+    return c.marks()
+
+
+def _property_name(node: Node) -> bool:
+    """Whether a pattern (or its bound identifier) is the name a property declaration binds."""
+    pattern = node if node.type == "pattern" else node.parent
+    parent = pattern.parent if pattern is not None else None
+    return pattern is not None and parent is not None and parent.type == "property_declaration"
+
+
+def _identifiers(node: Node) -> list[str]:
+    return identifiers_in(node, ("simple_identifier",))
+
+
+def _swift_type(node: Node | None) -> Node | None:
+    """The last name of ``Foo`` / ``A.B`` / ``Foo?``: where the type reference edge ends."""
+    if node is not None and node.type == "optional_type":
+        node = node.child_by_field_name("wrapped")
+    if node is None or node.type != "user_type":
+        return None
+    names = [c for c in node.named_children if c.type == "type_identifier"]
+    if not names or len(names) != node.named_child_count:
+        return None  # generic arguments: `Array<Foo>` is not a Foo
+    return names[-1]
+
+
+def _swift_dotted(node: Node | None) -> bool:
+    if node is None:
+        return False
+    if node.type == "simple_identifier":
+        return True
+    if node.type == "navigation_expression":
+        suffix = node.child_by_field_name("suffix")
+        name = suffix.child_by_field_name("suffix") if suffix is not None else None
+        return (
+            name is not None
+            and name.type == "simple_identifier"
+            and _swift_dotted(node.child_by_field_name("target"))
+        )
+    return False
+
+
+SwiftBind = Callable[[str, str, _Binding], None]
+
+
+def _swift_parameter(param: Node, scope: str, bind: SwiftBind) -> None:
+    name = next((c for c in param.named_children if c.type == "simple_identifier"), None)
+    if param.child_by_field_name("external_name") is not None:
+        names = [c for c in param.named_children if c.type == "simple_identifier"]
+        name = names[1] if len(names) > 1 else None
+    if name is None:
+        return
+    target = next((t for c in param.named_children if (t := _swift_type(c)) is not None), None)
+    variadic = any(c.type == "..." for c in param.children) or "..." in node_text(param)
+    ok = target is not None and not variadic
+    bind(scope, node_text(name), _Binding("ann", target) if ok else _UNKNOWN)
+
+
+def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
+    pattern = prop.child_by_field_name("name")
+    if pattern is None:
+        return
+    ident = pattern.child_by_field_name("bound_identifier")
+    if ident is None or pattern.named_child_count != 1:
+        for name in _identifiers(pattern):  # a tuple pattern: nothing typed
+            bind(scope, name, _UNKNOWN)
+        return
+    name = node_text(ident)
+    annotation = next((c for c in prop.named_children if c.type == "type_annotation"), None)
+    if annotation is not None:
+        target = _swift_type(annotation.child_by_field_name("name"))
+        bind(scope, name, annotated(target))
+        return
+    value = prop.child_by_field_name("value")
+    if value is not None and value.type == "nil_literal":
+        bind(scope, name, _NONE)
+        return
+    callee = value.named_children[0] if value is not None and value.type == "call_expression" else None
+    ok = callee is not None and _swift_dotted(callee) and value is not None and _plain_call(value)
+    bind(scope, name, _Binding("call", callee) if ok else _UNKNOWN)
+
+
+def _plain_call(call: Node) -> bool:
+    """``Foo(…)``: a call with arguments only, no trailing closure (whose result may differ)."""
+    suffix = next((c for c in call.named_children if c.type == "call_suffix"), None)
+    return suffix is not None and all(c.type == "value_arguments" for c in suffix.named_children)
