@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -64,10 +64,13 @@ def quiet_client(on_progress: Callable[[lsp.ProgressParams], None] | None = None
     return client
 
 
-async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: float = 900) -> LanguageClient:
-    """A pygls client on a real ``codesift serve`` for ``root``, initialised and idle.
-    ``pause_vectors`` cancels the server's vectors job (an index built with
-    ``--no-embed``), so what is measured does not compete with embedding."""
+async def started_client(
+    root: Path, *, pause_vectors: bool = False, idle_s: float = 900, env: Mapping[str, str] | None = None
+) -> LanguageClient:
+    """A pygls client on a real ``codesift serve`` for ``root`` (``env`` added to this
+    process's environment), initialised and idle. ``pause_vectors`` cancels the server's
+    vectors job (an index built with ``--no-embed``), so what is measured does not
+    compete with embedding."""
     paused: set[str | int] = set()
 
     def progress(params: lsp.ProgressParams) -> None:
@@ -81,7 +84,8 @@ async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: flo
 
     client = quiet_client(progress)
 
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve")
+    full_env = {**os.environ, **(env or {})}
+    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env=full_env)
     await client.initialize_async(
         lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
@@ -100,22 +104,9 @@ async def started_client(root: Path, *, pause_vectors: bool = False, idle_s: flo
 
 
 async def _probe(root: Path, queries: list[str], settle: float) -> dict[str, float]:
-    client = quiet_client()
-
-    env = {**os.environ, "CODESIFT_MODEL_IDLE_S": str(MODEL_IDLE_S)}
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env=env)
-    pid = client._server.pid  # type: ignore[attr-defined]
     t = time.perf_counter()
-    await client.initialize_async(
-        lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        )
-    )
-    client.initialized(lsp.InitializedParams())
-    await asyncio.sleep(1.0)
-    await _idle(client, 600)
+    client = await started_client(root, idle_s=600, env={"CODESIFT_MODEL_IDLE_S": str(MODEL_IDLE_S)})
+    pid = client._server.pid  # type: ignore[attr-defined]
     ready = time.perf_counter() - t
     await asyncio.sleep(settle)
     idle = rss_mib(pid)
@@ -211,20 +202,8 @@ async def _hierarchy_positions(root: Path) -> list[tuple[str, lsp.Position]]:
 async def _probe_request_types(
     root: Path, queries: list[str], settle: float, env: dict[str, str], idle_s: float | None
 ) -> dict[str, float]:
-    client = quiet_client()
-
-    await client.start_io(sys.executable, "-m", "codesift.server.cli", "serve", env={**os.environ, **env})
+    client = await started_client(root, idle_s=1800, env=env)
     pid = client._server.pid  # type: ignore[attr-defined]
-    await client.initialize_async(
-        lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        )
-    )
-    client.initialized(lsp.InitializedParams())
-    await asyncio.sleep(1.0)
-    await _idle(client, 1800)
     out: dict[str, float] = {}
 
     async def mark(step: str) -> None:
