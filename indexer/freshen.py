@@ -21,7 +21,7 @@ from pathlib import Path
 from .embed import Embedder
 from .errors import IndexMissingError
 from .filework import process_file
-from .model import FileRecord, FileWrite
+from .model import FileRecord, FileWrite, embedding_text
 from .paths import index_path
 from .progress import Counters, ProgressFn, no_progress
 from .rows import Vectors
@@ -172,7 +172,7 @@ def _embed_into_cache(
     the whole chunks table (~0.4 s on the stdlib). Returns every vector of the batch
     (cached or new), or None when the batch is left to ``embed_pending``, which can
     be interrupted between steps: a large one, or a failed embedding."""
-    chunks = {c.content_hash: c.text for w in batch for c in w.chunks}
+    chunks = {c.content_hash: embedding_text(c.path, c.text) for w in batch for c in w.chunks}
     if not chunks or len(chunks) > PRE_EMBED_CHUNKS:
         return None
     key = settings.vector_cache_key(embedder.model_id)

@@ -54,6 +54,7 @@ from .model import (
     Symbol,
     SymbolKind,
     chunk_id,
+    embedding_text,
     text_hash,
 )
 from .settings import ChunkSettings
@@ -203,7 +204,7 @@ class _Chunker:
         repeats: dict[str, int] = {}
         for seg in segs:
             for start, end, text in self.capped(seg.start, seg.end):
-                digest = text_hash(text)
+                digest = text_hash(embedding_text(self.path, text))
                 key = chunk_id(self.project, self.path, start, end, digest)
                 n = repeats.get(key, 0)
                 repeats[key] = n + 1

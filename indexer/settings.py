@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ConfigError
+from .model import EMBED_TEXT_FORM
 
 EmbedProvider = Literal["onnx", "sentence-transformers", "openai"]
 RankMode = Literal["full", "rrf"]
@@ -277,11 +278,14 @@ class Settings:
             # so old indexes rebuild.
             "parser": "6",
             "max_tokens": str(self.embed.max_tokens),
+            # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
+            # then its text. Vectors of another form are not comparable: rebuild.
+            "embed_text": EMBED_TEXT_FORM,
         }
 
     def vector_cache_key(self, model_id: str) -> str:
         """The embedding cache's key: the model and what changes its vectors for the same text."""
-        return f"{model_id}@{self.embed.max_tokens}"
+        return f"{model_id}@{self.embed.max_tokens}+{EMBED_TEXT_FORM}"
 
 
 _SECTIONS: dict[str, type[object]] = {

@@ -27,7 +27,7 @@ from .faults import crash_point
 from .filework import process_file
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
-from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry
+from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry, embedding_text
 from .objectstore import is_object_store
 from .overlay import HydrateReport, hydrate, overlay_status
 from .progress import Counters, Progress, ProgressFn, no_progress
@@ -386,7 +386,7 @@ def _inline_vectors(batch: Sequence[FileWrite], embedder: Embedder) -> dict[str,
     faster than the cache answers). None when the model fails: the chunks stay
     pending, and the vectors phase embeds them one pool at a time and reports which
     text it refused."""
-    texts = {c.content_hash: c.text for w in batch for c in w.chunks}
+    texts = {c.content_hash: embedding_text(c.path, c.text) for w in batch for c in w.chunks}
     if not texts:
         return None
     try:

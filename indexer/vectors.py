@@ -16,7 +16,7 @@ import numpy.typing as npt
 from .embed import Embedder
 from .errors import EmbedError
 from .faults import crash_point
-from .model import FileRecord
+from .model import FileRecord, embedding_text
 from .progress import Counters, Progress, ProgressFn, no_progress
 from .settings import Settings
 from .store import CHUNKS, FAST_PENDING, PENDING, PendingChunk, Store
@@ -81,7 +81,7 @@ def embed_pending(
         texts: dict[str, str] = {}
         for p in pending:
             by_hash.setdefault(p.content_hash, []).append(p.id)
-            texts[p.content_hash] = p.text
+            texts[p.content_hash] = embedding_text(p.path, p.text)
         cached = store.cache_lookup(key, embedder.dimension, by_hash)
         missing = [h for h in by_hash if h not in cached]
         counters.from_cache += len(by_hash) - len(missing)
@@ -154,7 +154,7 @@ def embed_fast_pending(
                 break
             part = pending[start : start + slice_]
             try:
-                parts.append(fast.embed_documents([p.text for p in part]))
+                parts.append(fast.embed_documents([embedding_text(p.path, p.text) for p in part]))
             except EmbedError as exc:
                 log.warning("the fast tier could not embed %d chunks: %s", len(part), exc)
                 refused.update(p.id for p in part)

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import lancedb
+import numpy as np
 import pytest
 
 from codesift.indexer.settings import load_settings
@@ -108,17 +109,43 @@ def test_deleted_and_renamed_files_leave_the_index(workspace: Path) -> None:
     assert "web/api_client.js" in paths
     sym_paths = set(store._table("symbols").to_arrow().column("path").to_pylist())
     assert "app/config.py" not in sym_paths
-    # the renamed file's chunks came from the embedding cache
-    assert report.chunks_embedded == 0 and report.chunks_from_cache >= 1
+    # a chunk is embedded with its path (model.embedding_text): the renamed file's
+    # chunks are embedded again under their new path, not served the old path's vectors
+    assert report.chunks_embedded >= 1
 
 
-def test_embedding_cache_reuses_vectors_for_copied_code(workspace: Path) -> None:
+def test_embedding_cache_serves_a_file_back_at_its_path(workspace: Path) -> None:
+    """A branch switch or a restore puts the same text back at the same path: its
+    vectors come from the embedding cache, nothing is embedded again."""
     settings = load_settings(workspace)
     index_workspace(workspace, settings)
-    shutil.copytree(workspace / "app", workspace / "app_copy")
+    shutil.move(workspace / "app", workspace.parent / "app-aside")
+    gone = index_workspace(workspace, settings)
+    assert gone.files_removed == 3
+    shutil.move(workspace.parent / "app-aside", workspace / "app")
     report = index_workspace(workspace, settings)
     assert report.files_changed == 3
     assert report.chunks_embedded == 0 and report.chunks_from_cache >= 3
+
+
+def test_a_chunk_is_embedded_with_its_path(workspace: Path) -> None:
+    """The stored vector is the model's vector of the path, a newline and the text,
+    so the same text at two paths gets two vectors."""
+    from codesift.indexer.embed import make_embedder
+    from codesift.indexer.model import embedding_text
+
+    settings = load_settings(workspace)
+    shutil.copytree(workspace / "app", workspace / "app_copy")
+    index_workspace(workspace, settings)
+    store = Store(index_uri_for(workspace, settings))
+    rows = store._table("chunks").to_arrow().select(["path", "text", "vector"]).to_pylist()
+    first = next(r for r in rows if r["path"].startswith("app/"))
+    twin = next(
+        r for r in rows if r["path"] == "app_copy/" + first["path"][4:] and r["text"] == first["text"]
+    )
+    want = make_embedder(settings.embed).embed_documents([embedding_text(first["path"], first["text"])])[0]
+    assert float(np.dot(np.asarray(first["vector"]), want)) > 0.999
+    assert float(np.dot(np.asarray(first["vector"]), np.asarray(twin["vector"]))) < 0.999
 
 
 class _FixedEmbeddings(BaseHTTPRequestHandler):

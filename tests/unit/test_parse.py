@@ -9,7 +9,7 @@ import pytest
 from tree_sitter_language_pack import SupportedLanguage
 
 from codesift.indexer import parse as parse_module
-from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind, chunk_id, text_hash
+from codesift.indexer.model import ChunkKind, ParseResult, SymbolKind, chunk_id, embedding_text, text_hash
 from codesift.indexer.parse import parse_file
 from codesift.indexer.settings import ChunkSettings
 from codesift.indexer.text import search_text
@@ -73,7 +73,7 @@ def test_chunks_carry_ids_hashes_and_the_exact_lines() -> None:
     assert result.language == "python" and not result.had_errors
     for chunk in result.chunks:
         assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
-        assert chunk.content_hash == text_hash(chunk.text)
+        assert chunk.content_hash == text_hash(embedding_text(chunk.path, chunk.text))
         assert chunk.id == chunk_id(
             "demo", "pkg/mod.py", chunk.start_line, chunk.end_line, chunk.content_hash
         )
