@@ -27,7 +27,16 @@ from .faults import crash_point
 from .filework import process_file
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
-from .model import FileRecord, FileStatus, FileWrite, IndexReport, IndexStatus, SkipReason, WalkEntry, embedding_text
+from .model import (
+    FileRecord,
+    FileStatus,
+    FileWrite,
+    IndexReport,
+    IndexStatus,
+    SkipReason,
+    WalkEntry,
+    embedding_text,
+)
 from .objectstore import is_object_store
 from .overlay import HydrateReport, hydrate, overlay_status
 from .progress import Counters, Progress, ProgressFn, no_progress
