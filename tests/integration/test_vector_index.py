@@ -106,6 +106,15 @@ def _static_top(root: Path, settings: Settings, query: str, k: int = 5) -> list[
     return [(h.chunk.path, h.chunk.start_line) for h in res.hits]
 
 
+def _fast_index_rows(root: Path, settings: Settings) -> tuple[int, int]:
+    """(indexed, unindexed) rows of the fast tier's vector index."""
+    chunks = open_store(root, settings).table("chunks")
+    name = next(i.name for i in chunks.list_indices() if list(i.columns) == ["fast_vector"])
+    stats = chunks.index_stats(name)
+    assert stats is not None
+    return stats.num_indexed_rows, stats.num_unindexed_rows
+
+
 STATIC_QUERIES = (
     "check a user's password against the stored hash",
     "retry a failed upload",
@@ -150,10 +159,14 @@ def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
     brute = load_settings(brute_root)
     ann = load_settings(ann_root, {"index": {"vector_index_rows": 4}})
     for root, settings in ((brute_root, brute), (ann_root, ann)):
-        # MiniLM rewrote every row after the fast tier's index was built.
         index_workspace(root, settings, embedder=embedder)
     store = open_store(ann_root, ann)
     assert store.has_vector_index(fast=True) and store.has_vector_index()
+    # MiniLM rewrote every row after the fast tier's index was built: those rows left it,
+    # and an optimize folds them back in.
+    assert _fast_index_rows(ann_root, ann) == (0, store.count("chunks"))
+    store.optimize()
+    assert _fast_index_rows(ann_root, ann) == (store.count("chunks"), 0)
     for query in STATIC_QUERIES:
         assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
 
@@ -170,6 +183,12 @@ def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
     top = _static_top(ann_root, ann, "feed giraffes at the zoo")
     assert top[0][0] == "app/zoo.py"
     assert top == _static_top(brute_root, brute, "feed giraffes at the zoo")
+    assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    store.optimize()  # the saved file's rows into the index, the deleted file's out of it
+    assert _fast_index_rows(ann_root, ann)[1] == 0
+    assert _static_top(ann_root, ann, "feed giraffes at the zoo")[0][0] == "app/zoo.py"
     assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
     for query in STATIC_QUERIES:
         assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
