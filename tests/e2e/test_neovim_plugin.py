@@ -21,6 +21,7 @@ HERE = Path(__file__).parent
 SCRIPT = HERE / "neovim" / "plugin_test.lua"
 SYMBOL_SCRIPT = HERE / "neovim" / "symbol_test.lua"
 PLUGIN = HERE.parents[1] / "editors" / "neovim"
+MINILM_ID = "onnx:all-MiniLM-L6-v2-int8"
 
 
 def _nvim() -> str | None:
@@ -59,6 +60,8 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     first = out["search_qf"][0]
     assert first["file"] == f"{ws}/app/config.py" and first["lnum"] == 4, out["search_qf"]
     assert first["text"].startswith("def parse_config(path):") and "bm25" in first["text"]
+    # The vector source names the model that scored the hit (MiniLM: the index is ready).
+    assert f"semantic ({MINILM_ID})" in first["text"], first
 
     # :CodesiftSearch → picker entries "path:line  symbol  snippet  [sources]  score"; the first is opened.
     picker = out["search_picker"]
@@ -66,6 +69,7 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     first_row = picker["shown"][0]
     assert first_row.startswith("app/config.py:4  parse_config  def parse_config(path):  ["), first_row
     assert re.search(r"\]  \d\.\d\d$", first_row), first_row
+    assert f"semantic ({MINILM_ID})" in first_row, first_row
     assert out["jumped"] == {"file": f"{ws}/app/config.py", "cursor": [4, 0]}
 
     # :CodesiftGrep! → one quickfix entry per matching line, at the match's column.

@@ -26,6 +26,8 @@ interface SearchHit {
   text: string;
   highlights: [number, number][];
   stale: boolean;
+  /** The model whose vectors ranked the hit ("" when no vector source found it). */
+  vectorModel: string;
 }
 
 interface SearchAnswer {
@@ -167,7 +169,7 @@ export class Commands {
     const where = `${h.path}:${line + 1}`;
     return {
       label: where,
-      description: [h.symbol, h.sources.join(' + '), h.score.toFixed(2), h.stale ? 'stale' : ''].filter(Boolean).join(' · '),
+      description: [h.symbol, sourcesText(h), h.score.toFixed(2), h.stale ? 'stale' : ''].filter(Boolean).join(' · '),
       detail: snippet(h.text),
       target: { uri: this.uri(h.location), line, character },
     };
@@ -300,6 +302,13 @@ export class Commands {
       return undefined;
     }
   }
+}
+
+/** "bm25 + semantic (static:all-MiniLM-L6-v2-static)": the sources that found a hit, the
+ *  vector source naming the model that scored it — the static tier answers while MiniLM
+ *  fills in, and a user should see which one did. */
+export function sourcesText(h: Pick<SearchHit, 'sources' | 'vectorModel'>): string {
+  return h.sources.map((s) => (s === 'semantic' && h.vectorModel ? `semantic (${h.vectorModel})` : s)).join(' + ');
 }
 
 function selectedText(): string | undefined {

@@ -71,12 +71,24 @@ function M.search_summary(report)
   return ' (' .. table.concat(parts, '; ') .. ')'
 end
 
+--- The sources that found a hit, the vector source naming the model that scored it:
+--- "semantic (static:all-MiniLM-L6-v2-static)" while MiniLM fills in, so a user sees
+--- which model answered.
+local function hit_sources(hit)
+  local model = type(hit.vectorModel) == 'string' and hit.vectorModel ~= '' and hit.vectorModel or nil
+  local out = {}
+  for _, source in ipairs(hit.sources or {}) do
+    table.insert(out, (source == 'semantic' and model) and ('semantic (' .. model .. ')') or source)
+  end
+  return out
+end
+
 ---@return { items: table, why: string[], notes: string[] }
 function M.from_search(result, encoding)
   local items = {}
   for _, hit in ipairs(result.hits or {}) do
     local snippet = first_line(hit.text)
-    local it = entry(hit.location, hit.path, snippet, hit.sources, nil, encoding)
+    local it = entry(hit.location, hit.path, snippet, hit_sources(hit), nil, encoding)
     it.symbol = (hit.symbol ~= '' and hit.symbol ~= vim.NIL) and hit.symbol or nil
     it.score = type(hit.score) == 'number' and hit.score or nil
     it.end_lnum = hit.location.range['end'].line + 1
