@@ -32,7 +32,7 @@ interface SearchHit {
 
 interface SearchAnswer {
   hits: SearchHit[];
-  report: { notes: string[]; millis: number; droppedByThreshold: number };
+  report: { notes: string[]; millis: number; droppedByThreshold: number; vectorModel: string };
 }
 
 interface GrepPassage {
@@ -123,7 +123,10 @@ export class Commands {
       fetch: async (query, token) => {
         const answer = await this.run<SearchAnswer>('codesift.search', { query }, token);
         const items = answer.hits.map((h) => this.hitItem(h));
-        return { items, message: answer.report.notes.join('; ') || 'No results' };
+        // The model whose vectors ranked the semantic source (the static tier's while MiniLM fills in).
+        const model = answer.report.vectorModel;
+        const title = model ? `codesift: Search — vectors: ${model}` : undefined;
+        return { items, message: answer.report.notes.join('; ') || 'No results', title };
       },
     });
   }
@@ -304,11 +307,11 @@ export class Commands {
   }
 }
 
-/** "bm25 + semantic (static:all-MiniLM-L6-v2-static)": the sources that found a hit, the
- *  vector source naming the model that scored it — the static tier answers while MiniLM
- *  fills in, and a user should see which one did. */
+/** "bm25 + semantic (static)": the sources that found a hit, the vector source marked when
+ *  the static tier's vectors scored it (MiniLM still filling in). The title names the model. */
 export function sourcesText(h: Pick<SearchHit, 'sources' | 'vectorModel'>): string {
-  return h.sources.map((s) => (s === 'semantic' && h.vectorModel ? `semantic (${h.vectorModel})` : s)).join(' + ');
+  const fast = h.vectorModel.startsWith('static:');
+  return h.sources.map((s) => (s === 'semantic' && fast ? 'semantic (static)' : s)).join(' + ');
 }
 
 function selectedText(): string | undefined {

@@ -56,7 +56,8 @@ local function search_why(report)
   return parts
 end
 
---- " (3 hits in 2 files; bm25 3, grep 1, semantic 2; 41 ms)" for a title or prompt.
+--- " (3 hits in 2 files; bm25 3, grep 1, semantic 2; vectors: onnx:all-MiniLM-L6-v2-int8; 41 ms)"
+--- for a title or prompt: the model is the one whose vectors ranked the semantic source.
 function M.search_summary(report)
   local counts = {}
   for source, n in pairs(report.perSource or {}) do
@@ -67,18 +68,20 @@ function M.search_summary(report)
   if #counts > 0 then
     table.insert(parts, table.concat(counts, ', '))
   end
+  if type(report.vectorModel) == 'string' and report.vectorModel ~= '' then
+    table.insert(parts, 'vectors: ' .. report.vectorModel)
+  end
   table.insert(parts, ('%d ms'):format(math.floor((report.millis or 0) + 0.5)))
   return ' (' .. table.concat(parts, '; ') .. ')'
 end
 
---- The sources that found a hit, the vector source naming the model that scored it:
---- "semantic (static:all-MiniLM-L6-v2-static)" while MiniLM fills in, so a user sees
---- which model answered.
+--- The sources that found a hit; "semantic (static)" when the static tier's vectors
+--- scored it (MiniLM still filling in). The search's title names the model.
 local function hit_sources(hit)
-  local model = type(hit.vectorModel) == 'string' and hit.vectorModel ~= '' and hit.vectorModel or nil
+  local static = type(hit.vectorModel) == 'string' and vim.startswith(hit.vectorModel, 'static:')
   local out = {}
   for _, source in ipairs(hit.sources or {}) do
-    table.insert(out, (source == 'semantic' and model) and ('semantic (' .. model .. ')') or source)
+    table.insert(out, (source == 'semantic' and static) and 'semantic (static)' or source)
   end
   return out
 end
