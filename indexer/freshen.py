@@ -222,6 +222,8 @@ def embed_vectors(
         fast = fast_tier_for(settings, embedder)
         if fast is not None:
             embed_fast_pending(store, fast, progress=progress, cancel=cancel)
+            if not (cancel and cancel.is_set()):  # before MiniLM's minutes: the static tier answers meanwhile
+                store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
         done = embed_pending(
             store, embedder, settings, progress=progress, cancel=cancel, first=first, step=step_chunks
         )
@@ -243,6 +245,7 @@ def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> boo
         if store.read_meta() is None:
             return False
         store.ensure_vector_index(settings.index.vector_index_rows)
+        store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
         if not store.needs_optimize():
             return False
         store.optimize()

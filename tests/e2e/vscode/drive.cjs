@@ -94,6 +94,7 @@ async function search(page) {
   step('results');
   await page.waitForTimeout(500);
   result.searchRows = await rows(page);
+  result.searchTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
 
   await row.click();
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });

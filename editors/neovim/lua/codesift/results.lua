@@ -56,7 +56,8 @@ local function search_why(report)
   return parts
 end
 
---- " (3 hits in 2 files; bm25 3, grep 1, semantic 2; 41 ms)" for a title or prompt.
+--- " (3 hits in 2 files; bm25 3, grep 1, semantic 2; vectors: onnx:all-MiniLM-L6-v2-int8; 41 ms)"
+--- for a title or prompt: the model is the one whose vectors ranked the semantic source.
 function M.search_summary(report)
   local counts = {}
   for source, n in pairs(report.perSource or {}) do
@@ -67,8 +68,22 @@ function M.search_summary(report)
   if #counts > 0 then
     table.insert(parts, table.concat(counts, ', '))
   end
+  if type(report.vectorModel) == 'string' and report.vectorModel ~= '' then
+    table.insert(parts, 'vectors: ' .. report.vectorModel)
+  end
   table.insert(parts, ('%d ms'):format(math.floor((report.millis or 0) + 0.5)))
   return ' (' .. table.concat(parts, '; ') .. ')'
+end
+
+--- The sources that found a hit; "semantic (static)" when the static tier's vectors
+--- scored it (MiniLM still filling in). The search's title names the model.
+local function hit_sources(hit)
+  local static = type(hit.vectorModel) == 'string' and vim.startswith(hit.vectorModel, 'static:')
+  local out = {}
+  for _, source in ipairs(hit.sources or {}) do
+    table.insert(out, (source == 'semantic' and static) and 'semantic (static)' or source)
+  end
+  return out
 end
 
 ---@return { items: table, why: string[], notes: string[] }
@@ -76,7 +91,7 @@ function M.from_search(result, encoding)
   local items = {}
   for _, hit in ipairs(result.hits or {}) do
     local snippet = first_line(hit.text)
-    local it = entry(hit.location, hit.path, snippet, hit.sources, nil, encoding)
+    local it = entry(hit.location, hit.path, snippet, hit_sources(hit), nil, encoding)
     it.symbol = (hit.symbol ~= '' and hit.symbol ~= vim.NIL) and hit.symbol or nil
     it.score = type(hit.score) == 'number' and hit.score or nil
     it.end_lnum = hit.location.range['end'].line + 1
