@@ -209,6 +209,16 @@ def test_a_symbol_query_matches_path_parts_whole_not_by_prefix() -> None:
     assert ranked_paths(out)[0] == "node/core.ts"
 
 
+def test_the_definition_leads_over_a_file_whose_name_contains_the_symbol() -> None:
+    # "Vitest": node/plugins/vitestResolver.ts is found by every source and its name
+    # holds the word; the class Vitest in node/core.ts is still the answer.
+    resolver = chunk("node/plugins/vitestResolver.ts", "VitestProjectResolver", language="typescript")
+    core = chunk("node/core.ts", "Vitest", kind=ChunkKind.CLASS, language="typescript")
+    cands = fused((resolver, 1.0), (core, 0.5))
+    out = ranker([(core, "Vitest")]).rank(cands, understand("Vitest"), frozenset())
+    assert ranked_paths(out) == ["node/core.ts", "node/plugins/vitestResolver.ts"]
+
+
 def test_a_file_named_after_the_symbol_wins_among_its_definitions() -> None:
     plural = chunk(
         "gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java"
