@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -122,3 +124,42 @@ def require_tool(path: str | None, install_hint: str) -> str:
     if os.environ.get("CODESIFT_E2E_REQUIRE") == "1":
         pytest.fail(f"required tool missing: {install_hint}")
     pytest.skip(f"tool missing: {install_hint}")
+
+
+# Capabilities that let root read and search any file whatever its mode.
+_DAC_CAPS = (1, 2)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+
+
+def _bypasses_file_modes() -> bool:
+    """True when this process reads a chmod 000 file anyway (root with its DAC caps)."""
+    if os.geteuid() != 0:
+        return False
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            eff = int(line.split()[1], 16)
+            return any(eff >> bit & 1 for bit in _DAC_CAPS)
+    return True
+
+
+def ran_where_file_modes_hold(request: pytest.FixtureRequest, tmp_path: Path) -> bool:
+    """For a test that needs chmod 000 to keep a file unreadable. Where modes already
+    hold, returns False: the test goes on. As root (CI), the same test is run in a
+    child pytest whose capability bounding set lacks CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH (``setpriv``), this asserts that the child passed it, and
+    returns True: the caller returns."""
+    if not _bypasses_file_modes():
+        return False
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root reads chmod 000 files, and setpriv (util-linux) is not there to drop that")
+    caps = "-dac_override,-dac_read_search"
+    cmd = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", sys.executable, "-m", "pytest"]
+    cmd += ["-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "unprivileged"), request.node.nodeid]
+    proc = subprocess.run(
+        cmd, cwd=request.config.rootpath, capture_output=True, text=True, timeout=300, check=False
+    )
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0 and out.lstrip().startswith("setpriv:"):
+        pytest.skip(f"root reads chmod 000 files, and dropping that was refused: {out.strip()}")
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, out
+    return True
