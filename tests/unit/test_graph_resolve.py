@@ -472,6 +472,38 @@ def test_csharp_dotted_namespace_sees_its_outer_namespaces() -> None:
     assert called(g, "Other.cs", "Top.Up") is None
 
 
+def test_csharp_file_scoped_namespace_names_as_a_block_namespace() -> None:
+    """`namespace A.B.C;` qualifies the declarations after it as `namespace A.B.C { … }`
+    qualifies its body: the same symbols, and the same lookups through `A.B` and `A`."""
+    block = (
+        "using System;\nnamespace A.B.C {\n    public class User {\n"
+        "        void M() { Foo.Go(); Top.Up(); Near.By(); }\n    }\n"
+        "    class Near { public static void By() {} }\n}\n"
+    )
+    scoped = (
+        "using System;\nnamespace A.B.C;\npublic class User {\n"
+        "    void M() { Foo.Go(); Top.Up(); Near.By(); }\n}\n"
+        "class Near { public static void By() {} }\n"
+    )
+    lib = (
+        "namespace A.B;\npublic class Foo { public static void Go() {} }\n"
+        "public class Top { public static void Up() {} }\n"
+    )
+    top = "namespace A {\n    public class Top { public static void Up() {} }\n}\n"
+    graphs = [graph_of({"Lib.cs": lib, "Top.cs": top, "Use.cs": use}) for use in (block, scoped)]
+    names = [
+        sorted((s.qualified_name, s.container, s.kind) for s in g.snapshot.files["Use.cs"].symbols)
+        for g in graphs
+    ]
+    assert names[0] == names[1]
+    assert ("A.B.C.User.M", "A.B.C.User", SymbolKind.METHOD) in names[1]
+    for g in graphs:
+        assert called(g, "Use.cs", "Foo.Go") == one(g, "A.B.Foo.Go")
+        assert called(g, "Use.cs", "Top.Up") == one(g, "A.B.Top.Up")  # `A.B` before `A`
+        assert called(g, "Use.cs", "Near.By") == one(g, "A.B.C.Near.By")
+        assert caller_names(g, "A.B.Foo.Go") == {"A.B.C.User.M"}
+
+
 def test_a_type_named_in_a_class_body_is_the_type_not_a_base_constructor() -> None:
     """C# / Java constructors are named like their class: `class R : JsonReader` and a
     `JsonReader r` parameter inside a subclass name the class, while `new JsonReader()`
