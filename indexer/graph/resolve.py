@@ -301,8 +301,11 @@ class Resolver:
             target = self.result_of(target) if called[1] else target
             nxt = 2
         elif head != "?":
-            held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
-            target = held if held is not None else self.aliased(self.name_in_scope(edge, head, lang))
+            variable = bool(rest) and not called[0]
+            held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None
+            # a function's typed variable shadows every namesake outside it, typed or not here
+            local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
+            target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
         for i in range(nxt, len(names)):
             if target is None:
@@ -325,6 +328,14 @@ class Resolver:
         return Resolution(candidates=self.candidates(edge, lang))
 
     # ----- typed bindings (languages/bindings.py) -----------------------------------
+
+    def is_local(self, path: str, scope: str, name: str) -> bool:
+        """Whether ``name`` is a typed variable of the function around ``scope``."""
+        scope = self.snap.binding_scope(path, scope)
+        if not scope or not self.snap.has_binding(path, scope, name):
+            return False
+        own = self.snap.symbol(path, scope)
+        return own is not None and own.kind in CALLABLE_KINDS
 
     def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
         """The class a local (or module-level) name holds an instance of, when the code says."""

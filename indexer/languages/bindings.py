@@ -53,8 +53,19 @@ from tree_sitter import Node, Query, QueryCursor
 from .. import grammars
 from .base import node_text
 
-#: marks: the end point (row, byte column) of a callee / annotation node → the bound name
-Marks = dict[tuple[int, int], str]
+
+class Marks(dict[tuple[int, int], str]):
+    """The end point (row, byte column) of a callee / annotation node → the bound name;
+    and what the edges need to know of the names a function binds as variables:
+    ``variables`` (scope → the names a parameter, assignment, loop, pattern… binds in that
+    function: they shadow any definition of the same name outside it) and ``typed`` (the
+    (scope, name) of those whose type the marks state)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.variables: dict[str, set[str]] = {}
+        self.typed: set[tuple[str, str]] = set()
+
 
 RETURN = "return"
 ITEMS = "[]"  # suffix: what iterating the name gives (`return[]`, `params[]`, `self.params[]`)
@@ -112,6 +123,10 @@ class _Binding:
 
 
 _UNKNOWN = _Binding("unknown")
+# untyped, and no variable: a nested `def` / `class` or an import (the resolver finds those
+# itself), a `global` declaration (the name is the module's)
+_DEFINED = _Binding("unknown", scope="def")
+_GLOBAL = _Binding("unknown", scope="global")
 _NONE = _Binding("none")
 _ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
 Found = dict[tuple[str, str, str], list[_Binding]]
@@ -159,7 +174,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
         elif capture == "def":
             name = node.child_by_field_name("name")
             if name is not None:
-                bind(_outer_scope(node, at), name, _UNKNOWN)
+                bind(_outer_scope(node, at), name, _DEFINED)
             ret = node.child_by_field_name("return_type")
             target = _type_name(ret)
             if target is not None and _own_scope(scope_of(node), name):
@@ -168,17 +183,17 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             if item is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "defname":
-            bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
+            bind(_outer_scope(node.parent or node, at), node, _DEFINED)
             bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
         elif capture == "import":
             scope = scope_of(node)
             for item in node.children_by_field_name("name"):
                 alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
                 first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
-                bind(scope, first, _UNKNOWN)
+                bind(scope, first, _DEFINED)
         elif capture == "global":
             for name in node.named_children:
-                bind(scope_of(node), name, _UNKNOWN)
+                bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
     _inherit_attributes(found, bases, classes)
     return _decide(found, elsewhere)
@@ -252,14 +267,19 @@ def _without_generics(
 
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
-    marks: Marks = {}
+    marks = Marks()
     labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name in elsewhere:
             continue
+        variable = kind == "local" and scope and not name.endswith(ITEMS) and _variable(bindings)
+        if variable:
+            marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
+        if variable:
+            marks.typed.add((scope, name))
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
@@ -274,6 +294,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+def _variable(bindings: list[_Binding]) -> bool:
+    """Whether a function's bindings of a name make it a variable of that function: some
+    binding is one (not only a nested definition or an import) and none says ``global``."""
+    return all(b is not _GLOBAL for b in bindings) and any(b is not _DEFINED for b in bindings)
 
 
 def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:

@@ -120,7 +120,7 @@ def test_ambiguous_name_stays_unresolved_with_candidates() -> None:
             "use.py": "def shut(thing):\n    thing.close()\n",
         }
     )
-    edge = call_edge(g, "use.py", "thing.close")
+    edge = call_edge(g, "use.py", "?.close")  # an untyped parameter: a receiver of unknown type
     assert edge.to_symbol == ""
     assert set(edge.candidates) == {"a.py:A.close", "b.py:B.close"}
     assert callers(g, one(g, "A.close")) == []
@@ -132,7 +132,7 @@ def test_unknown_receiver_with_one_candidate_is_still_not_guessed() -> None:
     g = graph_of(
         {"a.py": "class A:\n    def only(self):\n        pass\n", "b.py": "def f(x):\n    x.only()\n"}
     )
-    edge = call_edge(g, "b.py", "x.only")
+    edge = call_edge(g, "b.py", "?.only")
     assert edge.to_symbol == "" and edge.candidates == ("a.py:A.only",)
 
 
@@ -585,3 +585,54 @@ def test_an_import_inside_a_function_binds_its_name_there_only() -> None:
     assert g.resolver.resolve(local).symbol is None
     target = g.resolver.resolve(imported).symbol
     assert target is not None and target.path == "pkg/_impl.py"
+
+
+def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
+    """A parameter, local or closure variable is whatever it holds, never a definition of its
+    name outside the function (vapor's `configure(app)` in `group(configure:)` is the closure
+    passed, not the top-level `configure`): unresolved, with the namesakes as candidates. A
+    typed variable is followed through its type; `global`, a nested import and `self` keep
+    their meaning."""
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/conf.py": (
+                "import json\n\ndef configure(app):\n    pass\n\ndef dumps(x):\n    pass\n\n"
+                "class Context:\n    def invoke(self):\n        pass\n\n"
+                "def group(configure, json, ctx: Context):\n    configure(1)\n    json.dumps(2)\n"
+                "    ctx.invoke()\n\n"
+                "def later(items):\n    for configure in items:\n        configure.run()\n\n"
+                "def top():\n    global configure\n    configure(3)\n\n"
+                "def plain():\n    configure(4)\n    json.dumps(5)\n"
+            ),
+            "App.swift": "func configure(_ app: Int) {}\n",
+            "Routes.swift": (
+                "struct Routes {\n    func group(configure: (Int) -> ()) {\n        configure(1)\n    }\n"
+                "    func boot() {\n        configure(2)\n    }\n"
+                "    func each() {\n        [1].forEach { configure in configure(3) }\n    }\n}\n"
+            ),
+        }
+    )
+
+    def calls(path: str) -> dict[int, tuple[str, str | None]]:
+        out = {}
+        for e in g.snapshot.edges_of(path):
+            if e.kind is EdgeKind.CALL:
+                r = g.resolver.resolve(e)
+                out[e.line] = (e.to_name, r.symbol.qualified_name if r.symbol is not None else None)
+        return out
+
+    py = calls("pkg/conf.py")
+    assert py[14] == ("?.configure", None) and py[15] == ("?.dumps", None)  # parameters
+    assert py[16] == ("ctx.invoke", "Context.invoke")  # typed: through its type
+    assert py[20] == ("?.run", None)  # a loop variable
+    assert py[24] == ("configure", "configure")  # `global configure`: the module's
+    assert py[27] == ("configure", "configure")  # no variable of that name here
+    (defined,) = [s for s in g.find("configure") if s.path == "pkg/conf.py"]
+    unresolved = [e for e in g.snapshot.edges_of("pkg/conf.py") if e.to_name == "?.configure"]
+    assert defined in g.resolver.resolve(unresolved[0]).candidates
+    assert {c.caller.qualified_name for c in callers(g, defined) if c.caller} == {"top", "plain"}
+    swift = calls("Routes.swift")
+    assert swift[3] == ("?.configure", None)  # the closure parameter
+    assert swift[6] == ("configure", "configure")  # the top-level function
+    assert [e.to_name for e in g.snapshot.edges_of("Routes.swift") if e.line == 9][-1] == "?.configure"

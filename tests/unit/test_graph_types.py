@@ -317,7 +317,7 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
     ],
 )
 def test_swift_shadowing_bindings_leave_the_name_untyped(code: str) -> None:
-    assert swift_call(code, "request.go") is None
+    assert swift_call(code, "?.go") is None  # an untyped variable: a receiver of unknown type
 
 
 JAVA = {
