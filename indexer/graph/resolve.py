@@ -182,6 +182,10 @@ class Resolver:
         for s in self.snap.members.get((cls.path, cls.qualified_name), []):
             if s.name == name:
                 return s
+        for e in self.snap.imports_binding(cls.path, name):
+            if e.from_symbol == cls.qualified_name:  # `from email.iterators import walk` in a class body
+                found = self.import_target(e, 0)
+                return found if isinstance(found, Symbol) else None
         fam = family(cls.language)
         for s in self.snap.detached.get(cls.qualified_name, []):
             if s.name == name and family(s.language) == fam and self._same_owner(s, cls):
@@ -290,9 +294,13 @@ class Resolver:
             # `self.x.m()` where the class types `x`, else a member of the class
             typed = cls is not None and len(rest) > 1 and not called[1]
             held = self.attribute_type(cls, rest[0]) if typed and cls is not None else None
+            if rest[0] == "__class__" and lang == "python":
+                held = cls  # `self.__class__(…)`: the class (or a subclass, as `self.m` is)
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_of(target) if called[1] else target
             nxt = 2
+        elif head == "cls" and not rest and lang == "python" and edge.kind is EdgeKind.CALL:
+            target = self.enclosing_type(edge.path, edge.from_symbol)  # `cls(…)` in a classmethod
         elif head == "Self" and not rest and lang == "rust":
             target = self.self_type(edge.path, edge.from_symbol)  # `-> Self` in an impl
         elif head == "super" and rest:

@@ -91,6 +91,8 @@ _QUERY = """
 (global_statement) @global
 (nonlocal_statement) @unknown
 (case_pattern) @unknown
+(return_statement) @return
+(yield) @yield
 """
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -182,6 +184,8 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             item = _item_type(ret)
             if item is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
+        elif capture == "return" or capture == "yield":
+            _returned(node, capture == "yield", at, found)
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _DEFINED)
             bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
@@ -197,6 +201,31 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 bind("", name, _UNKNOWN)
     _inherit_attributes(found, bases, classes)
     return _decide(found, elsewhere)
+
+
+def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:
+    """What a ``return`` gives the function it is in, when the function states no return
+    type: a call's result (``return Foo(…)``, ``return self.__class__(…)``), a copy of a
+    typed local (``return ctx``), ``None``; anything else, or a ``yield`` (a generator),
+    leaves the result untyped. An ``async def`` returns a coroutine: nothing here."""
+    fn = node.parent
+    while fn is not None and fn.type not in ("function_definition", "lambda", "class_definition"):
+        fn = fn.parent
+    if fn is None or fn.type != "function_definition" or fn.child_by_field_name("return_type") is not None:
+        return
+    scope = at(fn.start_byte)
+    if not _own_scope(scope, fn.child_by_field_name("name")) or any(c.type == "async" for c in fn.children):
+        return
+    value = None if yields else node.named_children[0] if node.named_child_count else None
+    if yields:
+        b = _UNKNOWN
+    elif value is None:
+        b = _NONE
+    elif value.type == "identifier" and node_text(value) != "self":
+        b = _Binding("copy", value, scope)
+    else:
+        b = _value_binding(value)
+    found[(RETURN, scope, "")].append(b)
 
 
 def _base_names(cls: Node | None) -> list[str]:

@@ -160,6 +160,38 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # what every `return` of an unannotated function gives: a class called, the class of
+        # `self` (`self.__class__(…)`, `cls(…)`), a typed local, None
+        (
+            "def mk(k):\n    if k:\n        return None\n    return Context()\nmk(1).invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "def mk():\n    c = make()\n    return c\ndef f():\n    x = mk()\n    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class G:\n    def clone(self):\n        return self.__class__()\n    def run(self): ...\n"
+            "    def go(self):\n        g = self.clone()\n        g.run()\n",
+            "g.run",
+            "G.run",
+        ),
+        (
+            "class G:\n    @classmethod\n    def make(cls):\n        return cls()\n    def run(self): ...\n"
+            "def f():\n    G.make().run()\n",
+            "run",
+            "G.run",
+        ),
+        # a declared return type wins over what the returns give
+        ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
+        # a function imported in a class body is the class's member (`Message.walk`)
+        (
+            "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
+            "self.make",
+            "make",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -257,6 +289,15 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ),
         ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
         ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        # returns that disagree, or that say nothing: a generator, a coroutine, another value
+        ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
+        ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
+        ("async def mk():\n    return Context()\nmk().invoke()\n", "invoke"),
+        ("def mk(v):\n    return v\nmk(1).invoke()\n", "invoke"),
+        (
+            "def mk():\n    def inner():\n        return Context()\n    return inner\nmk().invoke()\n",
+            "invoke",
+        ),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
