@@ -360,7 +360,8 @@ def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: f
             head, dot, rest = row[5].partition(".")
             name = head.removesuffix("()")
             scope = scopes.binding_scope_of(row[4])
-            if name not in skip and name in marks.variables.get(scope, ()):
+            member = not dot and (row[6], row[7]) in marks.members
+            if name not in skip and not member and name in marks.variables.get(scope, ()):
                 if not dot:
                     row = (*row[:5], "?." + name, *row[6:])
                 elif head != name or (scope, name) not in typed:

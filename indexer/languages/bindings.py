@@ -58,13 +58,15 @@ class Marks(dict[tuple[int, int], str]):
     """The end point (row, byte column) of a callee / annotation node → the bound name;
     and what the edges need to know of the names a function binds as variables:
     ``variables`` (scope → the names a parameter, assignment, loop, pattern… binds in that
-    function: they shadow any definition of the same name outside it) and ``typed`` (the
-    (scope, name) of those whose type the marks state)."""
+    function: they shadow any definition of the same name outside it), ``typed`` (the
+    (scope, name) of those whose type the marks state) and ``members`` (the end points of
+    bare names that are members, never a variable: Swift's ``.range(…)``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.variables: dict[str, set[str]] = {}
         self.typed: set[tuple[str, str]] = set()
+        self.members: set[tuple[int, int]] = set()  # end points of names read as members, not variables
 
 
 RETURN = "return"
@@ -393,6 +395,7 @@ class Collector:
         self.found: Found = defaultdict(list)
         self.elsewhere: set[str] = set()
         self.generics: set[str] = set()
+        self.members: set[tuple[int, int]] = set()
 
     def bind(self, scope: str, name: str, b: _Binding) -> None:
         key = ("attr", scope, name) if scope in self.classes else ("local", scope, name)
@@ -417,7 +420,9 @@ class Collector:
     def marks(self, rule: Callable[[Found], Found] | None = None) -> Marks:
         """The marks: generic parameters type nothing, then the language's ``rule``."""
         found = _without_generics(self.found, self.generics)
-        return _decide(rule(found) if rule is not None else found, self.elsewhere)
+        marks = _decide(rule(found) if rule is not None else found, self.elsewhere)
+        marks.members = self.members
+        return marks
 
 
 def _names(target: Node) -> list[str]:

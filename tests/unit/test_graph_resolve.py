@@ -609,7 +609,10 @@ def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
             "Routes.swift": (
                 "struct Routes {\n    func group(configure: (Int) -> ()) {\n        configure(1)\n    }\n"
                 "    func boot() {\n        configure(2)\n    }\n"
-                "    func each() {\n        [1].forEach { configure in configure(3) }\n    }\n}\n"
+                "    func each() {\n        [1].forEach { configure in configure(3) }\n    }\n"
+                "    static func range(_ range: Int) -> Routes {\n        .range(range)\n    }\n"
+                "    func pick(v: Int) {\n        switch v {\n        case Routes.range(1): break\n"
+                "        default: Routes.range(2)\n        }\n    }\n}\n"
             ),
         }
     )
@@ -633,6 +636,8 @@ def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
     assert defined in g.resolver.resolve(unresolved[0]).candidates
     assert {c.caller.qualified_name for c in callers(g, defined) if c.caller} == {"top", "plain"}
     swift = calls("Routes.swift")
+    assert swift[12] == ("range", "Routes.range")  # `.range(…)`: a member, never the variable
+    assert swift[17] == ("Routes.range", "Routes.range")  # `Routes` matched in a case binds nothing
     assert swift[3] == ("?.configure", None)  # the closure parameter
     assert swift[6] == ("configure", "configure")  # the top-level function
     assert [e.to_name for e in g.snapshot.edges_of("Routes.swift") if e.line == 9][-1] == "?.configure"
