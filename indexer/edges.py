@@ -245,7 +245,8 @@ def extract_edges(
         found = _without_type_parameters(found, language, root)
     if language == "python":
         marks = python_marks(root, scopes.binding_scope, scopes.classes)
-        found = _through_variables(_mark_bindings(found, marks), marks, scopes, _PYTHON_SELF)
+        found = _narrow(_mark_bindings(found, marks), marks)
+        found = _through_variables(found, marks, scopes, _PYTHON_SELF)
     elif language == "swift":
         marks = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
@@ -366,6 +367,32 @@ def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: f
                     row = (*row[:5], "?." + name, *row[6:])
                 elif head != name or (scope, name) not in typed:
                     row = (*row[:5], "?." + rest, *row[6:])
+        out.append(row)
+    return out
+
+
+def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
+    """Calls and references on a name inside the block of an ``if isinstance(name, C)``
+    (not in a function nested there) read the narrowed name the binder bound to ``C``
+    (``x#12c4.m``); the innermost test wins."""
+    if not marks.narrowed:
+        return found
+    by_name: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
+    for start, end, name, narrowed in marks.narrowed:
+        by_name.setdefault(name, []).append((start, end, narrowed))
+    out: list[_Row] = []
+    for row in found:
+        kind = row[3]
+        head, dot, rest = row[5].partition(".")
+        spans = by_name.get(head) if dot and (kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE) else None
+        if spans:
+            at = (row[6], row[7])
+            best: tuple[tuple[int, int], str] | None = None
+            for start, end, narrowed in spans:
+                if start <= at <= end and (best is None or start > best[0]):
+                    best = (start, narrowed)
+            if best is not None and not any(s <= at <= e for s, e in marks.unnarrowed):
+                row = (*row[:5], best[1] + dot + rest, *row[6:])
         out.append(row)
     return out
 

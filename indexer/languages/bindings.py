@@ -53,6 +53,8 @@ from tree_sitter import Node, Query, QueryCursor
 from .. import grammars
 from .base import node_text
 
+Point = tuple[int, int]
+
 
 class Marks(dict[tuple[int, int], str]):
     """The end point (row, byte column) of a callee / annotation node → the bound name;
@@ -67,6 +69,11 @@ class Marks(dict[tuple[int, int], str]):
         self.variables: dict[str, set[str]] = {}
         self.typed: set[tuple[str, str]] = set()
         self.members: set[tuple[int, int]] = set()  # end points of names read as members, not variables
+        # where an `isinstance` test narrows a name: (block start, block end, name, the name
+        # the narrowed uses take: `x#12c4`, bound to the tested class) and the nested
+        # functions inside that block, where it does not hold (they run later)
+        self.narrowed: list[tuple[Point, Point, str, str]] = []
+        self.unnarrowed: list[tuple[Point, Point]] = []
 
 
 RETURN = "return"
@@ -95,6 +102,8 @@ _QUERY = """
 (case_pattern) @unknown
 (return_statement) @return
 (yield) @yield
+(if_statement) @if
+(elif_clause) @if
 """
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -141,6 +150,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
+    narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -188,6 +198,13 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
         elif capture == "return" or capture == "yield":
             _returned(node, capture == "yield", at, found)
+        elif capture == "if":
+            scope = scope_of(node)
+            if scope and scope not in classes:
+                for tested, cls, block in _isinstance_tests(node):
+                    narrowed = f"{tested}#{node.start_point.row}c{node.start_point.column}"
+                    found[("local", scope, narrowed)].append(_Binding("val", cls))
+                    narrowings.append((block, tested, narrowed))
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _DEFINED)
             bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
@@ -202,7 +219,82 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
     _inherit_attributes(found, bases, classes)
-    return _decide(found, elsewhere)
+    marks = _decide(found, elsewhere)
+    for block, tested, narrowed in narrowings:
+        marks.narrowed.append((block.start_point, block.end_point, tested, narrowed))
+        marks.unnarrowed += _nested_functions(block)
+    return marks
+
+
+def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
+    """``(name, class, block)`` for each ``isinstance(name, C)`` an ``if`` / ``elif`` condition
+    asserts (alone or in an ``and``), when the block never rebinds the name: inside it the
+    name holds a ``C``. A tuple of classes, an attribute (``self.x``: a call may change it)
+    or a rebinding in the block narrows nothing."""
+    cond, block = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+    if cond is None or block is None:
+        return []
+    out: list[tuple[str, Node, Node]] = []
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "parenthesized_expression":
+            stack.extend(n.named_children)
+        elif n.type == "boolean_operator" and any(c.type == "and" for c in n.children):
+            stack.extend(c for c in (n.child_by_field_name("left"), n.child_by_field_name("right")) if c)
+        elif n.type == "call" and node_text(n.child_by_field_name("function")) == "isinstance":
+            args = n.child_by_field_name("arguments")
+            pair = args.named_children if args is not None else []
+            ok = len(pair) == 2 and pair[0].type == "identifier"
+            ok = ok and pair[1].type in ("identifier", "attribute")
+            if ok and _dotted(pair[1]) and not _rebinds(block, node_text(pair[0])):
+                out.append((node_text(pair[0]), pair[1], block))
+    return out
+
+
+# node type → the field holding what it binds ("": the whole node)
+_REBINDING = {
+    "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+    "for_in_clause": "left", "named_expression": "name", "as_pattern_target": "",
+    "delete_statement": "", "global_statement": "", "nonlocal_statement": "", "parameters": "",
+    "lambda_parameters": "", "import_statement": "", "import_from_statement": "",
+    "function_definition": "name", "class_definition": "name", "case_pattern": "",
+}  # fmt: skip
+
+
+def _rebinds(block: Node, name: str) -> bool:
+    """Whether ``name`` is bound anywhere in ``block`` (an assignment's or a loop's target,
+    a ``del``, a parameter…)."""
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        field = _REBINDING.get(n.type)
+        target = (n.child_by_field_name(field) if field else n) if field is not None else None
+        if target is not None and any(i == name for i in _identifiers_below(target)):
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
+def _identifiers_below(node: Node) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield node_text(n)
+        stack.extend(n.named_children)
+
+
+def _nested_functions(block: Node) -> list[tuple[Point, Point]]:
+    out: list[tuple[Point, Point]] = []
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        if n.type in ("lambda", "function_definition", "class_definition"):
+            out.append((n.start_point, n.end_point))
+        else:
+            stack.extend(n.named_children)
+    return out
 
 
 def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:

@@ -184,6 +184,19 @@ def graph(code: str) -> Graph:
             "run",
             "G.run",
         ),
+        # inside `if isinstance(x, C)` (alone, in an `and`, an `elif`), `x` is a `C`
+        ("def f(c):\n    if isinstance(c, Context):\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(c, k):\n    if k:\n        pass\n    elif isinstance(c, Plain) and k:\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Plain.invoke",
+        ),
+        (
+            "def f(c: Plain):\n    if isinstance(c, Context):\n        if k:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
         # a declared return type wins over what the returns give
         ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
         # a function imported in a class body is the class's member (`Message.walk`)
@@ -289,6 +302,17 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ),
         ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
         ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        # outside the narrowing `if`, in its `else`, after a rebinding, in a function made there,
+        # for a tuple of classes or an attribute
+        ("def f(c):\n    if isinstance(c, Context):\n        pass\n    c.invoke()\n", "c.invoke"),
+        (
+            "def f(c):\n    if isinstance(c, Context):\n        pass\n    else:\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c):\n    if isinstance(c, Context):\n        c = g()\n        c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, Context):\n        h = lambda: c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, (Context, Plain)):\n        c.invoke()\n", "c.invoke"),
+        ("def f(self):\n    if isinstance(self.c, Context):\n        self.c.invoke()\n", "self.c.invoke"),
         # returns that disagree, or that say nothing: a generator, a coroutine, another value
         ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
         ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
