@@ -275,7 +275,8 @@ class Settings:
             # members of the extended type, no edges to generic parameters, Python copies
             # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references;
             # 7: a function's variables shadow namesakes (`?.m`), Python returns typed by their
-            # `return` statements, C# file-scoped namespaces qualify, Swift `subscript`), so old
+            # `return` statements and `isinstance` blocks, C# file-scoped namespaces, Swift
+            # `subscript`), so old
             # indexes rebuild.
             "parser": "7",
             "max_tokens": str(self.embed.max_tokens),
