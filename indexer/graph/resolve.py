@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import IN, IS, ITEMS, RETURN, WITH
+from ..languages.bindings import IN, IS, ITEMS, PART, RETURN, RETURN_PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -403,17 +403,23 @@ class Resolver:
         if key in self._types:
             return self._types[key]
         self._types[key] = None  # a binding that depends on itself types nothing
-        found = {self._edge_type(e) for e in edges}
+        found = {self._edge_type(e, name) for e in edges}
         t = found.pop() if len(found) == 1 else None
         self._types[key] = t
         return t
 
-    def _edge_type(self, edge: Edge) -> Symbol | None:
-        """The class of the value a marked edge binds: the annotation's class, the called
-        class, or the called function's return annotation (then ``__enter__``'s for ``with``)."""
+    def _edge_type(self, edge: Edge, name: str) -> Symbol | None:
+        """The class of the value a marked edge binds to ``name``: the annotation's class, the
+        called class, the called function's return annotation (then ``__enter__``'s for
+        ``with``), or one item of its declared tuple (``a, b = f()``)."""
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
+        part = _part_of(edge.alias, name)
+        if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
+            if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
+                return None
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + RETURN_PART + part)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
@@ -636,6 +642,17 @@ class Resolver:
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _part_of(alias: str, name: str) -> str:
+    """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
+    if PART not in alias:
+        return ""
+    for label in alias.split(SEPARATOR):
+        bound, _, part = label.rpartition(">")[2].partition(PART)
+        if bound == name and part:
+            return part
+    return ""
 
 
 def _visible_from(scope: str, here: str) -> bool:

@@ -82,6 +82,8 @@ IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an i
 SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
+PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
+RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 
 _QUERY = """
 (assignment) @assign
@@ -196,6 +198,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             item = _item_type(ret)
             if item is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
+            if _own_scope(scope_of(node), name):
+                for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
+                    found[(RETURN, scope_of(node), f"{RETURN_PART}{i}")].append(annotated(part))
         elif capture == "return" or capture == "yield":
             _returned(node, capture == "yield", at, found)
         elif capture == "if":
@@ -406,10 +411,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
+            part = b.suffix if b.how == "part" else ""  # `cmd@1`: the item 1 of the call's result
             prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
             named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
+            named += part
             at = (b.node.end_point.row, b.node.end_point.column)
             first, names = labels.setdefault(at, (prefix, []))
             if first != prefix:
@@ -455,7 +462,7 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     if declared:
         return declared if len({b.text for b in declared}) == 1 else []
     calls = [b for b in bindings if b.how != "none"]
-    if not calls or len({(b.how, b.text) for b in calls}) != 1:
+    if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
 
@@ -536,6 +543,27 @@ def _names(target: Node) -> list[str]:
     return out
 
 
+def _tuple_parts(type_node: Node | None) -> list[Node | None]:
+    """The classes the items of ``tuple[A, B | None, C]`` / ``t.Tuple[A, B]`` name (None for
+    an item that names no class); none for ``tuple[A, ...]`` or anything else."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if node is not None and node.type == "generic_type" and node.named_child_count == 2:
+        head, params = node.named_children
+        if node_text(head) not in ("tuple", "Tuple") or any(p.type != "type" for p in params.named_children):
+            return []
+        parts = [_type_name(p) for p in params.named_children]
+        texts = [node_text(p) for p in params.named_children]
+    elif node is not None and node.type == "subscript":  # `t.Tuple[A, B]`
+        if node_text(node.child_by_field_name("value")).rsplit(".", 1)[-1] not in ("tuple", "Tuple"):
+            return []
+        items = node.children_by_field_name("subscript")
+        parts = [p if p.type in ("identifier", "attribute") and _dotted(p) else None for p in items]
+        texts = [node_text(p) for p in items]
+    else:
+        return []
+    return parts if len(parts) > 1 and "..." not in texts else []
+
+
 def _type_name(type_node: Node | None) -> Node | None:
     """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
     if type_node is None:
@@ -612,7 +640,13 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
         bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
         return
     if left.type not in ("identifier", "attribute"):
-        bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
+        callee = _callee(node.child_by_field_name("right"))
+        targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+        if callee is not None and targets and all(t.type == "identifier" for t in targets):
+            for i, target in enumerate(targets):  # `a, b = f()`: the parts of f's `-> tuple[A, B]`
+                bind(scope, target, _Binding("part", callee, suffix=f"{PART}{i}"))
+            return
+        bind(scope, left, _UNKNOWN)  # other unpacking: nothing typed
         return
     right = node.child_by_field_name("right")
     top = node.parent is not None and node.parent.type == "module"

@@ -12,6 +12,7 @@ from .test_graph_resolve import graph_of
 
 MODELS = """
 import collections.abc as cabc
+import typing as t
 from typing import Optional
 
 class Context:
@@ -29,6 +30,9 @@ def unknown(): ...
 def items() -> list[Context]: ...
 def gen() -> cabc.Iterator[Context]: ...
 def agen() -> cabc.AsyncIterator[Context]: ...
+def split() -> tuple[str | None, Context | None, list[str]]: ...
+def pair() -> t.Tuple[Plain, Context]: ...
+def many() -> tuple[Context, ...]: ...
 """
 
 
@@ -197,6 +201,9 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # one item of a call's declared tuple (`cmd_name, cmd, args = self.resolve_command(…)`)
+        ("def f():\n    name, c, rest = split()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    p, c = pair()\n    p.invoke()\n", "p.invoke", "Plain.invoke"),
         # a declared return type wins over what the returns give
         ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
         # a function imported in a class body is the class's member (`Message.walk`)
@@ -313,6 +320,11 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(c):\n    if isinstance(c, Context):\n        h = lambda: c.invoke()\n", "c.invoke"),
         ("def f(c):\n    if isinstance(c, (Context, Plain)):\n        c.invoke()\n", "c.invoke"),
         ("def f(self):\n    if isinstance(self.c, Context):\n        self.c.invoke()\n", "self.c.invoke"),
+        # an item the tuple does not type, a tuple of any length, a starred target, no tuple
+        ("def f():\n    name, c, rest = split()\n    name.invoke()\n", "name.invoke"),
+        ("def f():\n    a, b = many()\n    b.invoke()\n", "b.invoke"),
+        ("def f():\n    name, *c = split()\n    c.invoke()\n", "c.invoke"),
+        ("def f():\n    a, b = make()\n    b.invoke()\n", "b.invoke"),
         # returns that disagree, or that say nothing: a generator, a coroutine, another value
         ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
         ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
