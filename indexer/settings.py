@@ -274,10 +274,9 @@ class Settings:
             # `X = m.C` as references, Swift return types; 6: Kotlin extension functions as
             # members of the extended type, no edges to generic parameters, Python copies
             # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references;
-            # 7: a function's variables shadow namesakes (`?.m`), Python returns typed by their
-            # `return` statements and `isinstance` blocks, C# file-scoped namespaces, Swift
-            # `subscript`), so old
-            # indexes rebuild.
+            # 7: a function's variables shadow namesakes (`?.m`), Python `return` statements,
+            # `isinstance` blocks and tuple items typed, C# file-scoped namespaces, Swift
+            # `subscript`), so old indexes rebuild.
             "parser": "7",
             "max_tokens": str(self.embed.max_tokens),
         }
