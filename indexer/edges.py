@@ -29,12 +29,13 @@ from tree_sitter import Node, Query, QueryCursor
 from . import grammars
 from .languages import bindings
 from .languages.base import Item, Mapping
-from .languages.bindings import Marks, python_marks
+from .languages.bindings import Marks
 from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
 from .languages.java_bindings import java_marks
 from .languages.kotlin_bindings import kotlin_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
+from .languages.python_bindings import python_marks
 from .languages.rust_bindings import rust_marks
 from .languages.swift_bindings import swift_marks
 from .languages.typescript_bindings import typescript_marks
