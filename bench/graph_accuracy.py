@@ -29,6 +29,7 @@ import sysconfig
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -97,12 +98,35 @@ def pyright_exe() -> str | None:
     return str(here) if here.exists() else shutil.which("pyright-langserver")
 
 
-def pyright_call_sites(root: Path, syms: list[Symbol]) -> list[set[Site]] | None:
-    """Each symbol's call sites by pyright's find-references, or None without pyright."""
+def pyright_call_sites(root: Path, syms: list[Symbol], stdlib: Sequence[str] = ()) -> list[set[Site]] | None:
+    """Each symbol's call sites by pyright's find-references, or None without pyright.
+
+    Pyright resolves a standard-library module name to its own typeshed stubs before any
+    file in the workspace: with ``email`` copied in, ``from email import utils`` would be
+    typeshed's ``email.utils`` and no call across the copied modules would count (every
+    "codesift only" site of the first runs). The copied ``stdlib`` packages are taken out
+    of a copy of its typeshed, named in a ``pyrightconfig.json`` (``typeshedPath``)."""
     exe = pyright_exe()
     if exe is None:
         return None
+    if stdlib:
+        _without_stubs(root, exe, stdlib)
     return asyncio.run(_pyright(exe, root, syms))
+
+
+def _without_stubs(root: Path, exe: str, packages: Sequence[str]) -> None:
+    import json
+
+    import pyright
+
+    places = [Path(pyright.__file__).parent, Path(exe).resolve().parent.parent]
+    found = next((t for p in places for t in p.rglob("typeshed-fallback") if (t / "stdlib").is_dir()), None)
+    if found is None:
+        print("pyright's typeshed not found: its stdlib stubs hide the copied packages", file=sys.stderr)
+        return
+    typeshed = root.parent / "typeshed"
+    shutil.copytree(found / "stdlib", typeshed / "stdlib", ignore=shutil.ignore_patterns(*packages))
+    (root / "pyrightconfig.json").write_text(json.dumps({"typeshedPath": str(typeshed)}))
 
 
 async def _pyright(exe: str, root: Path, syms: list[Symbol]) -> list[set[Site]]:
@@ -192,7 +216,7 @@ def accuracy(
         chosen = sample_functions(graph, n, seed)
         ours = [codesift_call_sites(graph, sym) for sym in chosen]
         refs = {"jedi": [jedi_call_sites(root, sym) for sym in chosen]}
-        by_pyright = pyright_call_sites(root, chosen)
+        by_pyright = pyright_call_sites(root, chosen, packages)
         if by_pyright is not None:
             refs["pyright"] = by_pyright
         out: dict[str, float] = {"functions": len(chosen), "call sites codesift": sum(map(len, ours))}

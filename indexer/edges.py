@@ -29,12 +29,13 @@ from tree_sitter import Node, Query, QueryCursor
 from . import grammars
 from .languages import bindings
 from .languages.base import Item, Mapping
-from .languages.bindings import python_marks
+from .languages.bindings import Marks
 from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
 from .languages.java_bindings import java_marks
 from .languages.kotlin_bindings import kotlin_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
+from .languages.python_bindings import python_marks
 from .languages.rust_bindings import rust_marks
 from .languages.swift_bindings import swift_marks
 from .languages.typescript_bindings import typescript_marks
@@ -154,7 +155,10 @@ class _Scopes:
 
     def binding_scope(self, offset: int) -> str:
         """The function, class or module ("") a name bound at ``offset`` belongs to."""
-        scope = self.at(offset)
+        return self.binding_scope_of(self.at(offset))
+
+    def binding_scope_of(self, scope: str) -> str:
+        """The function, class or module ("") of code in ``scope`` (a variable is none)."""
         while scope in self.values:
             scope = scope.rpartition(".")[0]
         return scope
@@ -241,9 +245,12 @@ def extract_edges(
     if language in _GENERIC_QUERIES:
         found = _without_type_parameters(found, language, root)
     if language == "python":
-        found = _mark_bindings(found, python_marks(root, scopes.binding_scope, scopes.classes))
+        marks = python_marks(root, scopes.binding_scope, scopes.classes)
+        found = _narrow(_mark_bindings(found, marks), marks)
+        found = _through_variables(found, marks, scopes, _PYTHON_SELF)
     elif language == "swift":
-        found = _mark_bindings(found, swift_marks(root, scopes.binding_scope, scopes.classes))
+        marks = swift_marks(root, scopes.binding_scope, scopes.classes)
+        found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
     elif language == "java":
         found = _mark_bindings(found, java_marks(root, scopes.binding_scope, scopes.classes))
     elif language in ("typescript", "tsx"):
@@ -332,6 +339,79 @@ def _local_class(base: Node, scope: str) -> str:
     if scope == own or scope.endswith("." + own):
         return scope
     return f"{scope}.{own}" if scope else own
+
+
+_PYTHON_SELF = frozenset({"self", "cls", "super", "?"})
+_SWIFT_SELF = frozenset({"self", "Self", "super", "?"})
+
+
+def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: frozenset[str]) -> list[_Row]:
+    """Calls and references whose first name is a variable of the function they are in (a
+    parameter, a local, a closure's or loop's variable) never name a definition outside
+    it: ``configure(app)`` with a parameter ``configure`` is ``?.configure`` (whatever
+    was passed; its candidates are the definitions so named), ``opts.get()`` with an
+    untyped ``opts`` is ``?.get``. A variable the marks type (``ctx: Context``) keeps
+    its name, for the resolver to follow."""
+    if not marks.variables:
+        return found
+    typed = _landed(found, scopes) & marks.typed  # a mark no edge carries types nothing
+    out: list[_Row] = []
+    for row in found:
+        kind = row[3]
+        if kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE:
+            head, dot, rest = row[5].partition(".")
+            name = head.removesuffix("()")
+            scope = scopes.binding_scope_of(row[4])
+            member = not dot and (row[6], row[7]) in marks.members
+            if name not in skip and not member and name in marks.variables.get(scope, ()):
+                if not dot:
+                    row = (*row[:5], "?." + name, *row[6:])
+                elif head != name or (scope, name) not in typed:
+                    row = (*row[:5], "?." + rest, *row[6:])
+        out.append(row)
+    return out
+
+
+def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
+    """Calls and references on a name inside the block of an ``if isinstance(name, C)``
+    (not in a function nested there) read the narrowed name the binder bound to ``C``
+    (``x#12c4.m``); the innermost test wins."""
+    if not marks.narrowed:
+        return found
+    by_name: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
+    for start, end, name, narrowed in marks.narrowed:
+        by_name.setdefault(name, []).append((start, end, narrowed))
+    out: list[_Row] = []
+    for row in found:
+        kind = row[3]
+        head, dot, rest = row[5].partition(".")
+        spans = by_name.get(head) if dot and (kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE) else None
+        if spans:
+            at = (row[6], row[7])
+            best: tuple[tuple[int, int], str] | None = None
+            for start, end, narrowed in spans:
+                if start <= at <= end and (best is None or start > best[0]):
+                    best = (start, narrowed)
+            if best is not None and not any(s <= at <= e for s, e in marks.unnarrowed):
+                row = (*row[:5], best[1] + dot + rest, *row[6:])
+        out.append(row)
+    return out
+
+
+def _landed(found: list[_Row], scopes: _Scopes) -> set[tuple[str, str]]:
+    """The (scope, name) the marks on these edges bind, as the graph reads them
+    (``Snapshot._binding_keys``)."""
+    out: set[tuple[str, str]] = set()
+    for row in found:
+        alias = row[9]
+        if not alias or row[3] is EdgeKind.IMPORT:
+            continue
+        for prefix in (bindings.WITH, bindings.IS, bindings.IN):
+            alias = alias.removeprefix(prefix)
+        for label in alias.split(bindings.SEPARATOR):
+            scope, other, name = label.rpartition(">")
+            out.add((scope if other else scopes.binding_scope_of(row[4]), name.partition(bindings.PART)[0]))
+    return out
 
 
 def _mark_bindings(found: list[_Row], marks: dict[tuple[int, int], str]) -> list[_Row]:

@@ -274,9 +274,11 @@ class Settings:
             # `-> Self`, Python `if not isinstance(x, C): x = C(x)` and module-level aliases
             # `X = m.C` as references, Swift return types; 6: Kotlin extension functions as
             # members of the extended type, no edges to generic parameters, Python copies
-            # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references),
-            # so old indexes rebuild.
-            "parser": "6",
+            # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references;
+            # 7: a function's variables shadow namesakes (`?.m`), Python `return` statements,
+            # `isinstance` blocks and tuple items typed, C# file-scoped namespaces, Swift
+            # `subscript`), so old indexes rebuild.
+            "parser": "7",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

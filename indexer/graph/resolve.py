@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import IN, IS, ITEMS, RETURN, WITH
+from ..languages.bindings import IN, IS, ITEMS, PART, RETURN, RETURN_PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -182,6 +182,10 @@ class Resolver:
         for s in self.snap.members.get((cls.path, cls.qualified_name), []):
             if s.name == name:
                 return s
+        for e in self.snap.imports_binding(cls.path, name):
+            if e.from_symbol == cls.qualified_name:  # `from email.iterators import walk` in a class body
+                found = self.import_target(e, 0)
+                return found if isinstance(found, Symbol) else None
         fam = family(cls.language)
         for s in self.snap.detached.get(cls.qualified_name, []):
             if s.name == name and family(s.language) == fam and self._same_owner(s, cls):
@@ -290,9 +294,13 @@ class Resolver:
             # `self.x.m()` where the class types `x`, else a member of the class
             typed = cls is not None and len(rest) > 1 and not called[1]
             held = self.attribute_type(cls, rest[0]) if typed and cls is not None else None
+            if rest[0] == "__class__" and lang == "python":
+                held = cls  # `self.__class__(…)`: the class (or a subclass, as `self.m` is)
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_of(target) if called[1] else target
             nxt = 2
+        elif head == "cls" and not rest and lang == "python" and edge.kind is EdgeKind.CALL:
+            target = self.enclosing_type(edge.path, edge.from_symbol)  # `cls(…)` in a classmethod
         elif head == "Self" and not rest and lang == "rust":
             target = self.self_type(edge.path, edge.from_symbol)  # `-> Self` in an impl
         elif head == "super" and rest:
@@ -301,8 +309,11 @@ class Resolver:
             target = self.result_of(target) if called[1] else target
             nxt = 2
         elif head != "?":
-            held = self.variable_type(edge.path, edge.from_symbol, head) if rest and not called[0] else None
-            target = held if held is not None else self.aliased(self.name_in_scope(edge, head, lang))
+            variable = bool(rest) and not called[0]
+            held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None
+            # a function's typed variable shadows every namesake outside it, typed or not here
+            local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
+            target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
         for i in range(nxt, len(names)):
             if target is None:
@@ -325,6 +336,14 @@ class Resolver:
         return Resolution(candidates=self.candidates(edge, lang))
 
     # ----- typed bindings (languages/bindings.py) -----------------------------------
+
+    def is_local(self, path: str, scope: str, name: str) -> bool:
+        """Whether ``name`` is a typed variable of the function around ``scope``."""
+        scope = self.snap.binding_scope(path, scope)
+        if not scope or not self.snap.has_binding(path, scope, name):
+            return False
+        own = self.snap.symbol(path, scope)
+        return own is not None and own.kind in CALLABLE_KINDS
 
     def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
         """The class a local (or module-level) name holds an instance of, when the code says."""
@@ -384,17 +403,23 @@ class Resolver:
         if key in self._types:
             return self._types[key]
         self._types[key] = None  # a binding that depends on itself types nothing
-        found = {self._edge_type(e) for e in edges}
+        found = {self._edge_type(e, name) for e in edges}
         t = found.pop() if len(found) == 1 else None
         self._types[key] = t
         return t
 
-    def _edge_type(self, edge: Edge) -> Symbol | None:
-        """The class of the value a marked edge binds: the annotation's class, the called
-        class, or the called function's return annotation (then ``__enter__``'s for ``with``)."""
+    def _edge_type(self, edge: Edge, name: str) -> Symbol | None:
+        """The class of the value a marked edge binds to ``name``: the annotation's class, the
+        called class, the called function's return annotation (then ``__enter__``'s for
+        ``with``), or one item of its declared tuple (``a, b = f()``)."""
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
+        part = _part_of(edge.alias, name)
+        if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
+            if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
+                return None
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + RETURN_PART + part)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
@@ -617,6 +642,17 @@ class Resolver:
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
+
+
+def _part_of(alias: str, name: str) -> str:
+    """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
+    if PART not in alias:
+        return ""
+    for label in alias.split(SEPARATOR):
+        bound, _, part = label.rpartition(">")[2].partition(PART)
+        if bound == name and part:
+            return part
+    return ""
 
 
 def _visible_from(scope: str, here: str) -> bool:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..heap import arrow_on_system_pool, release_memory, shared_int
-from ..languages.bindings import IN, IS, SEPARATOR, WITH
+from ..languages.bindings import IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
@@ -323,6 +323,7 @@ class Snapshot:
         out = []
         for label in alias.removeprefix(WITH).removeprefix(IS).removeprefix(IN).split(SEPARATOR):
             scope, other_scope, name = label.rpartition(">")  # `C.run>param`: a name of another scope
+            name = name.partition(PART)[0]  # `cmd@1`: the name `cmd`
             if not other_scope:
                 scope = here
             if name.startswith("self."):

@@ -145,6 +145,9 @@ class Mapping:
     constructor_names: frozenset[str] = frozenset()
     #: leading siblings that belong to the next definition
     attached: re.Pattern[str] = re.compile(r"comment|decorator|attribute|annotation|pragma")
+    #: declarations without a body whose name qualifies the siblings after them (C#'s
+    #: file-scoped ``namespace A.B;``): those get the names a block namespace gives
+    qualifying: frozenset[str] = frozenset()
 
     def definitions(self, node: Node, scope: Scope) -> list[Definition]:
         """The definitions ``node`` introduces; [] for a plain statement."""
@@ -321,5 +324,8 @@ def _items(nodes: list[Node], mapping: Mapping, scope: Scope) -> list[Item]:
             if d.role in (Role.CLASS, Role.NAMESPACE) and d.body is not None:
                 inner = Scope(d.qualified_name, d.role is Role.CLASS, d.name)
                 d.members = _items(mapping.member_nodes(d), mapping, inner)
+            if node.type in mapping.qualifying and d.qualified_name and not scope.in_class:
+                # `namespace A.B;`: what follows is in `A.B`, though the tree has it as siblings
+                scope = Scope(d.qualified_name)
         items.append(Item(node, defs))
     return items

@@ -36,10 +36,15 @@ callee / annotation gets ``alias`` = the bound names, ``;``-separated when one
 edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
 scope than the edge's (a loop in ``C.run`` over an attribute typed in
 ``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
-prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call. Edges
-keep their meaning; the resolver reads the marks. The other languages' binders follow the same design,
-each in its module: :mod:`.java_bindings`, :mod:`.typescript_bindings`,
-:mod:`.go_bindings`, :mod:`.rust_bindings`, :mod:`.swift_bindings`.
+prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call;
+``name@1`` for item 1 of a call's declared tuple and ``return#1`` for that item's
+annotation. Edges keep their meaning; the resolver reads the marks.
+
+This module holds what every binder shares (the marks, :class:`Collector`, the rule
+that decides when bindings agree); each language's binder is a module of its own:
+:mod:`.python_bindings`, :mod:`.java_bindings`, :mod:`.typescript_bindings`,
+:mod:`.go_bindings`, :mod:`.rust_bindings`, :mod:`.swift_bindings`,
+:mod:`.kotlin_bindings`, :mod:`.csharp_bindings`.
 """
 
 from __future__ import annotations
@@ -53,8 +58,28 @@ from tree_sitter import Node, Query, QueryCursor
 from .. import grammars
 from .base import node_text
 
-#: marks: the end point (row, byte column) of a callee / annotation node → the bound name
-Marks = dict[tuple[int, int], str]
+Point = tuple[int, int]
+
+
+class Marks(dict[tuple[int, int], str]):
+    """The end point (row, byte column) of a callee / annotation node → the bound name;
+    and what the edges need to know of the names a function binds as variables:
+    ``variables`` (scope → the names a parameter, assignment, loop, pattern… binds in that
+    function: they shadow any definition of the same name outside it), ``typed`` (the
+    (scope, name) of those whose type the marks state) and ``members`` (the end points of
+    bare names that are members, never a variable: Swift's ``.range(…)``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.variables: dict[str, set[str]] = {}
+        self.typed: set[tuple[str, str]] = set()
+        self.members: set[tuple[int, int]] = set()  # end points of names read as members, not variables
+        # where an `isinstance` test narrows a name: (block start, block end, name, the name
+        # the narrowed uses take: `x#12c4`, bound to the tested class) and the nested
+        # functions inside that block, where it does not hold (they run later)
+        self.narrowed: list[tuple[Point, Point, str, str]] = []
+        self.unnarrowed: list[tuple[Point, Point]] = []
+
 
 RETURN = "return"
 ITEMS = "[]"  # suffix: what iterating the name gives (`return[]`, `params[]`, `self.params[]`)
@@ -62,25 +87,9 @@ IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an i
 SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
+PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
+RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 
-_QUERY = """
-(assignment) @assign
-(augmented_assignment left: (_) @unknown)
-(for_statement) @for
-(for_in_clause) @for
-(named_expression name: (_) @unknown)
-(with_item) @with
-(except_clause (as_pattern (as_pattern_target) @unknown))
-(parameters) @params
-(lambda_parameters) @unknown
-(function_definition) @def
-(class_definition name: (_) @defname)
-(import_statement) @import
-(import_from_statement) @import
-(global_statement) @global
-(nonlocal_statement) @unknown
-(case_pattern) @unknown
-"""
 _compiled: dict[tuple[str, str], Query] = {}
 
 
@@ -112,117 +121,13 @@ class _Binding:
 
 
 _UNKNOWN = _Binding("unknown")
+# untyped, and no variable: a nested `def` / `class` or an import (the resolver finds those
+# itself), a `global` declaration (the name is the module's)
+_DEFINED = _Binding("unknown", scope="def")
+_GLOBAL = _Binding("unknown", scope="global")
 _NONE = _Binding("none")
 _ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
 Found = dict[tuple[str, str, str], list[_Binding]]
-
-
-def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
-    """The typed bindings of one file, as marks on the edges' end points."""
-    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
-    elsewhere: set[str] = set()  # names bound in a scope other than the module's
-    bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
-
-    def scope_of(node: Node) -> str:
-        return at(node.start_byte)
-
-    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
-        """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
-        ``name[]``): any binding that states no item type leaves the items untyped."""
-        for name in _names(target):
-            for key, value in ((name, b), (name + ITEMS, item)):
-                if key.startswith("self."):
-                    if scope in classes:
-                        continue  # `self.x` in a class body is not an attribute binding
-                    owner = scope.rpartition(".")[0]
-                    if owner in classes:
-                        found[("attr", owner, key[5:])].append(value)
-                elif scope in classes:  # a class body: the class's attribute
-                    found[("attr", scope, key)].append(value)
-                    elsewhere.add(key)
-                else:
-                    found[("local", scope, key)].append(value)
-                    if scope:
-                        elsewhere.add(key)
-
-    for capture, node in captures(compiled_query("python", _QUERY), root):
-        if capture == "unknown":
-            bind(scope_of(node), node, _UNKNOWN)
-        elif capture == "assign":
-            _assignment(node, scope_of(node), bind)
-        elif capture == "for":
-            _loop(node, scope_of(node), bind, classes)
-        elif capture == "with":
-            _with(node, scope_of(node), bind)
-        elif capture == "params":
-            _parameters(node, scope_of(node), bind)
-        elif capture == "def":
-            name = node.child_by_field_name("name")
-            if name is not None:
-                bind(_outer_scope(node, at), name, _UNKNOWN)
-            ret = node.child_by_field_name("return_type")
-            target = _type_name(ret)
-            if target is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
-            item = _item_type(ret)
-            if item is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
-        elif capture == "defname":
-            bind(_outer_scope(node.parent or node, at), node, _UNKNOWN)
-            bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
-        elif capture == "import":
-            scope = scope_of(node)
-            for item in node.children_by_field_name("name"):
-                alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
-                first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
-                bind(scope, first, _UNKNOWN)
-        elif capture == "global":
-            for name in node.named_children:
-                bind(scope_of(node), name, _UNKNOWN)
-                bind("", name, _UNKNOWN)
-    _inherit_attributes(found, bases, classes)
-    return _decide(found, elsewhere)
-
-
-def _base_names(cls: Node | None) -> list[str]:
-    superclasses = cls.child_by_field_name("superclasses") if cls is not None else None
-    return [node_text(b) for b in superclasses.named_children] if superclasses is not None else []
-
-
-def _inherit_attributes(
-    found: Found, bases: dict[str, tuple[int, list[str]]], classes: Collection[str]
-) -> None:
-    """A class that binds no attribute ``x`` anywhere in its body or methods has its base's
-    ``x`` (``MissingParameter(BadParameter)`` uses the ``self.param`` BadParameter sets),
-    when exactly one of its bases in this file binds it. Bases in other files are not
-    seen here: their attributes stay untyped for the subclass. Classes come in source
-    order (the captures' order is not), so a base's own inherited attributes are there first."""
-    for cls, (_, names) in sorted(bases.items(), key=lambda item: item[1][0]):
-        owner = cls.rpartition(".")[0]
-        local = [f"{owner}.{n}" if owner and f"{owner}.{n}" in classes else n for n in names]
-        known = [b for b in local if b in classes and b != cls]
-        if not known or len(known) != len(names):
-            continue  # a base from elsewhere (or a call, `metaclass=`) may bind any attribute
-        own = {name for kind, scope, name in found if kind == "attr" and scope == cls}
-        inherited: dict[str, list[list[_Binding]]] = {}
-        for base in known:
-            for (kind, scope, name), bindings in list(found.items()):
-                if kind == "attr" and scope == base and name not in own:
-                    inherited.setdefault(name, []).append(bindings)
-        for name, sources in inherited.items():
-            if len(sources) == 1:
-                agreed = _copied(found, sources[0], set())
-                found[("attr", cls, name)] = [_Binding(b.how, b.node, _ELSEWHERE) for b in agreed]
-
-
-def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
-    """The scope a ``def`` / ``class`` name is bound in: the one around its statement."""
-    parent = definition.parent
-    if parent is not None and parent.type == "decorated_definition":
-        parent = parent.parent
-    if parent is None or parent.type == "module":
-        return ""
-    return at(parent.start_byte)
 
 
 def _own_scope(scope: str, name: Node | None) -> bool:
@@ -252,21 +157,28 @@ def _without_generics(
 
 
 def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[str]) -> Marks:
-    marks: Marks = {}
+    marks = Marks()
     labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name in elsewhere:
             continue
+        variable = kind == "local" and scope and not name.endswith(ITEMS) and _variable(bindings)
+        if variable:
+            marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
+        if variable:
+            marks.typed.add((scope, name))
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
+            part = b.suffix if b.how == "part" else ""  # `cmd@1`: the item 1 of the call's result
             prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
             named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
+            named += part
             at = (b.node.end_point.row, b.node.end_point.column)
             first, names = labels.setdefault(at, (prefix, []))
             if first != prefix:
@@ -274,6 +186,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+def _variable(bindings: list[_Binding]) -> bool:
+    """Whether a function's bindings of a name make it a variable of that function: some
+    binding is one (not only a nested definition or an import) and none says ``global``."""
+    return all(b is not _GLOBAL for b in bindings) and any(b is not _DEFINED for b in bindings)
 
 
 def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:
@@ -306,7 +224,7 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     if declared:
         return declared if len({b.text for b in declared}) == 1 else []
     calls = [b for b in bindings if b.how != "none"]
-    if not calls or len({(b.how, b.text) for b in calls}) != 1:
+    if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
 
@@ -338,6 +256,7 @@ class Collector:
         self.found: Found = defaultdict(list)
         self.elsewhere: set[str] = set()
         self.generics: set[str] = set()
+        self.members: set[tuple[int, int]] = set()
 
     def bind(self, scope: str, name: str, b: _Binding) -> None:
         key = ("attr", scope, name) if scope in self.classes else ("local", scope, name)
@@ -362,280 +281,9 @@ class Collector:
     def marks(self, rule: Callable[[Found], Found] | None = None) -> Marks:
         """The marks: generic parameters type nothing, then the language's ``rule``."""
         found = _without_generics(self.found, self.generics)
-        return _decide(rule(found) if rule is not None else found, self.elsewhere)
-
-
-def _names(target: Node) -> list[str]:
-    """The names a binding target binds: ``x``, ``self.x``; tuples and stars unpacked;
-    subscripts and other attributes bind no name."""
-    t = target.type
-    if t == "identifier":
-        return [node_text(target)]
-    if t == "attribute":
-        obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
-        if obj is not None and attr is not None and obj.type == "identifier" and node_text(obj) == "self":
-            return [f"self.{node_text(attr)}"]
-        return []
-    if t in ("subscript", "call", "string", "integer", "none", "true", "false"):
-        return []
-    out: list[str] = []
-    for child in target.named_children:
-        out += _names(child)
-    return out
-
-
-def _type_name(type_node: Node | None) -> Node | None:
-    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
-    if type_node is None:
-        return None
-    node = type_node.named_children[0] if type_node.type == "type" and type_node.named_child_count else None
-    if node is None:
-        return None
-    if node.type in ("identifier", "attribute"):
-        return node if _dotted(node) else None
-    if node.type == "generic_type":  # Optional[Foo]
-        head = node.named_children[0] if node.named_child_count else None
-        params = node.named_children[1] if node.named_child_count > 1 else None
-        if head is None or node_text(head) != "Optional" or params is None:
-            return None
-        inner = params.named_children
-        return _type_name(inner[0]) if len(inner) == 1 else None
-    if node.type == "binary_operator":  # Foo | None
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is not None and right is not None:
-            if right.type == "none" and left.type in ("identifier", "attribute") and _dotted(left):
-                return left
-            if left.type == "none" and right.type in ("identifier", "attribute") and _dotted(right):
-                return right
-    return None
-
-
-def _dotted(node: Node) -> bool:
-    """``a.b.c``, also through calls (``Foo().make``): what the edges write as a path."""
-    if node.type == "identifier":
-        return True
-    if node.type == "call":
-        fn = node.child_by_field_name("function")
-        return fn is not None and _dotted(fn)
-    obj = node.child_by_field_name("object")
-    return node.type == "attribute" and obj is not None and _dotted(obj)
-
-
-def _callee(value: Node | None) -> Node | None:
-    """The callee of ``Foo(…)`` / ``a.make(…)`` when it is a dotted name."""
-    if value is None or value.type != "call":
-        return None
-    fn = value.child_by_field_name("function")
-    return fn if fn is not None and _dotted(fn) else None
-
-
-Bind = Callable[..., None]  # (scope, target, binding[, the items' binding])
-
-
-def _value_binding(value: Node | None) -> _Binding:
-    if value is not None and value.type == "none":
-        return _NONE
-    callee = _callee(value)
-    if callee is not None and node_text(callee) in _CASTS:  # `t.cast(Group, v)`: a Group
-        args = value.child_by_field_name("arguments") if value is not None else None
-        first = args.named_children[0] if args is not None and args.named_child_count else None
-        ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
-        return _Binding("val", first) if ok else _UNKNOWN
-    return _Binding("call", callee) if callee is not None else _UNKNOWN
-
-
-_CASTS = frozenset({"cast", "t.cast", "typing.cast"})
-
-
-def _assignment(node: Node, scope: str, bind: Bind) -> None:
-    left = node.child_by_field_name("left")
-    if left is None:
-        return
-    declared = node.child_by_field_name("type")
-    target = _type_name(declared)
-    if target is not None:
-        bind(scope, left, _Binding("ann", target))
-        return
-    if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
-        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
-        return
-    if left.type not in ("identifier", "attribute"):
-        bind(scope, left, _UNKNOWN)  # unpacking: nothing typed
-        return
-    right = node.child_by_field_name("right")
-    top = node.parent is not None and node.parent.type == "module"
-    named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
-    if top and left.type == "identifier" and named and right is not None:
-        bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
-        return
-    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
-        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
-        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
-        return
-    bind(scope, left, _value_binding(right))
-
-
-def _with(item: Node, scope: str, bind: Bind) -> None:
-    pattern = item.child_by_field_name("value")
-    if pattern is None or pattern.type != "as_pattern":
-        return
-    target = next((c for c in pattern.named_children if c.type == "as_pattern_target"), None)
-    if target is None:
-        return
-    value = pattern.named_children[0] if pattern.named_child_count else None
-    callee = _callee(value)
-    bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
-
-
-def annotated_items(target: Node | None) -> _Binding:
-    """The items' binding of a container annotation: their class, or untyped."""
-    return _Binding("ann", target) if target is not None else _UNKNOWN
-
-
-_CONTAINERS = frozenset(
-    {
-        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
-        "Iterable", "Iterator", "Collection", "AbstractSet", "MutableSet", "Generator", "tuple", "Tuple",
-    }
-)  # fmt: skip
-
-
-def _item_type(type_node: Node | None) -> Node | None:
-    """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
-    ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
-    ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
-    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
-    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        node = left if right is not None and right.type == "none" else None
-    if node is None:
-        return None
-    head: Node | None
-    if node.type == "generic_type" and node.named_child_count == 2:  # list[Foo]
-        head, params = node.named_children
-        args = [
-            a.named_children[0] if a.type == "type" and a.named_child_count else a
-            for a in params.named_children
-        ]
-    elif node.type == "subscript":  # cabc.Iterator[Foo]
-        head = node.child_by_field_name("value")
-        args = node.children_by_field_name("subscript")
-    else:
-        return None
-    name = node_text(head).rsplit(".", 1)[-1]
-    if head is None or name not in _CONTAINERS or not args:
-        return None
-    if name in ("tuple", "Tuple"):
-        if len(args) != 2 or args[1].type != "ellipsis":
-            return None  # `tuple[A, B]`: its items differ
-    elif name != "Generator" and len(args) != 1:
-        return None
-    first = args[0]
-    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
-
-
-def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
-    """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
-    result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
-    class's attribute (``self.params``: their annotations' items); anything else, a tuple
-    target or ``async for``, leaves it untyped."""
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if left is None:
-        return
-    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
-        bind(scope, left, _UNKNOWN)
-        return
-    callee = _callee(right)
-    if callee is not None:
-        bind(scope, left, _Binding("in", callee))
-    elif right.type == "identifier":
-        bind(scope, left, _Binding("copy", right, scope, ITEMS))
-    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
-        owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
-        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
-    else:
-        bind(scope, left, _UNKNOWN)
-
-
-def _parameters(params: Node, scope: str, bind: Bind) -> None:
-    guarded = _guarded(params.parent)
-    for p in params.named_children:
-        if p.type == "identifier":
-            if node_text(p) not in guarded:
-                bind(scope, p, _UNKNOWN)
-        elif p.type in ("typed_parameter", "typed_default_parameter"):
-            name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
-            if name is None:
-                continue
-            declared = p.child_by_field_name("type")
-            target = _type_name(declared)
-            plain = name.type == "identifier"
-            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
-            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
-        elif p.type == "default_parameter":
-            name = p.child_by_field_name("name")
-            if name is not None:
-                bind(scope, name, _UNKNOWN)
-        else:  # *args, **kwargs
-            bind(scope, p, _UNKNOWN)
-
-
-def _guarded(function: Node | None) -> set[str]:
-    """Parameters a guard at the top of the function body converts:
-    ``if not isinstance(x, C): x = C(…)`` (no ``elif`` / ``else``) leaves ``x`` a ``C``
-    on every path, so the assignment alone types it — unless ``x`` is used as a receiver
-    (``x.m``) before the guard, where it is still whatever the caller passed."""
-    body = function.child_by_field_name("body") if function is not None else None
-    stmts = body.named_children if body is not None else []
-    guards = [(i, name) for i, stmt in enumerate(stmts) if (name := _isinstance_guard(stmt)) is not None]
-    out: set[str] = set()
-    if not guards:
-        return out  # the common case: no walk of the body at all (it was 9% of indexing)
-    used: set[str] = set()  # names used as receivers in the statements so far
-    done = 0
-    for i, name in guards:
-        for stmt in stmts[done:i]:
-            used.update(_receivers(stmt))
-        done = i
-        if name not in used:
-            out.add(name)
-    return out
-
-
-def _isinstance_guard(stmt: Node) -> str | None:
-    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
-        return None
-    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
-    call = cond.child_by_field_name("argument") if cond is not None and cond.type == "not_operator" else None
-    args = call.child_by_field_name("arguments") if call is not None and call.type == "call" else None
-    if call is None or args is None or node_text(call.child_by_field_name("function")) != "isinstance":
-        return None
-    pair = args.named_children
-    if len(pair) != 2 or pair[0].type != "identifier" or pair[1].type not in ("identifier", "attribute"):
-        return None
-    name, cls = node_text(pair[0]), node_text(pair[1])
-    only = then.named_children if then is not None else []
-    assign = only[0] if len(only) == 1 else None
-    if assign is not None and assign.type == "expression_statement":
-        assign = assign.named_children[0] if assign.named_child_count == 1 else None
-    if assign is None or assign.type != "assignment" or node_text(assign.child_by_field_name("left")) != name:
-        return None
-    callee = _callee(assign.child_by_field_name("right"))
-    return name if callee is not None and node_text(callee) == cls else None
-
-
-def _receivers(node: Node) -> set[str]:
-    """Names used as the object of an attribute anywhere below ``node``."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "attribute":
-            obj = n.child_by_field_name("object")
-            if obj is not None and obj.type == "identifier":
-                out.add(node_text(obj))
-        stack.extend(n.named_children)
-    return out
+        marks = _decide(rule(found) if rule is not None else found, self.elsewhere)
+        marks.members = self.members
+        return marks
 
 
 def identifiers_in(node: Node, names: Collection[str], skip: Collection[str] = ()) -> list[str]:

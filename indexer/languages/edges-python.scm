@@ -18,3 +18,8 @@
   function: [(identifier) (attribute)] @_cast
   arguments: (argument_list . [(identifier) (attribute)] @ref)
   (#match? @_cast "^((typing|t)[.])?cast$"))
+; the class an `isinstance(x, C)` test names (inside its `if`, `x` is a `C`)
+(call
+  function: (identifier) @_isinstance
+  arguments: (argument_list . (identifier) . [(identifier) (attribute)] @ref)
+  (#eq? @_isinstance "isinstance"))

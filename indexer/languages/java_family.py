@@ -37,7 +37,10 @@ class JavaMapping(Mapping):
 
 
 class CSharpMapping(Mapping):
-    """C# types, members and block namespaces (file-scoped ones are symbols only)."""
+    """C# types, members and namespaces: a file-scoped ``namespace A.B;`` is a symbol whose
+    name qualifies the declarations after it, as a block namespace's does its body."""
+
+    qualifying = frozenset({"file_scoped_namespace_declaration"})
 
     rules: ClassVar[dict[str, Rule]] = {
         "class_declaration": Rule(SymbolKind.CLASS, Role.CLASS),

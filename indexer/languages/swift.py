@@ -48,6 +48,12 @@ class SwiftMapping(Mapping):
                 return [Definition(node, node, name, name_node, None, Role.CLASS, body)]
             kind = _DECLARATION_KINDS.get(keyword, SymbolKind.CLASS)
             return [Definition(node, node, node_text(name_node), name_node, kind, Role.CLASS, body)]
+        if node.type == "subscript_declaration":  # no name: `subscript`, not its result type's
+            word = next((c for c in node.children if c.type == "subscript"), None)
+            body = node.child_by_field_name("body") or next(
+                (c for c in node.named_children if c.type == "computed_property"), None
+            )
+            return [Definition(node, node, "subscript", word, SymbolKind.METHOD, Role.FUNCTION, body)]
         if node.type == "init_declaration":
             body = node.child_by_field_name("body")
             name_node = node.child_by_field_name("name")

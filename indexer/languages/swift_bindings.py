@@ -32,7 +32,7 @@ _SWIFT_QUERY = """
 (pattern) @pattern
 (_ bound_identifier: (_) @bound)
 (catch_block) @catch
-(switch_pattern) @unknown
+(prefix_expression) @prefix
 (capture_list_item) @unknown
 (type_parameter) @generic
 (function_declaration) @def
@@ -51,9 +51,16 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
         scope = at(node.start_byte)
         if capture == "unknown":
             c.unknown(scope, _identifiers(node))
-        elif capture == "pattern" or capture == "bound":
+        elif capture == "pattern":
+            if not _property_name(node):
+                c.unknown(scope, _bound_names(node))
+        elif capture == "bound":
             if not _property_name(node):
                 c.unknown(scope, _identifiers(node))
+        elif capture == "prefix":
+            target = node.child_by_field_name("target")
+            if target is not None and target.type == "simple_identifier" and node_text(node).startswith("."):
+                c.members.add((target.end_point.row, target.end_point.column))  # `.range(…)`
         elif capture == "catch":
             c.bind(scope, "error", _UNKNOWN)
         elif capture == "param":
@@ -68,6 +75,25 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
             )
             c.returns(scope, node.child_by_field_name("name"), _swift_type(returned))
     return c.marks()
+
+
+def _bound_names(pattern: Node) -> list[str]:
+    """The name one pattern node binds: its ``bound_identifier`` (``let n``, ``case let n``),
+    or its one identifier under a ``let`` / ``var`` (``a`` of ``case let .pair(a, b)``).
+    An enum case's name (``pair``) or an expression matched against (``case A.b``,
+    ``case .some(x)`` without ``let``) binds nothing."""
+    bound = pattern.child_by_field_name("bound_identifier")
+    if bound is not None:
+        return [node_text(bound)]
+    kids = pattern.named_children
+    if len(kids) != 1 or kids[0].type != "simple_identifier":
+        return []
+    node: Node | None = pattern
+    while node is not None and node.type == "pattern":
+        if any(c.type == "value_binding_pattern" for c in node.children):
+            return [node_text(kids[0])]
+        node = node.parent
+    return []
 
 
 def _property_name(node: Node) -> bool:

@@ -120,7 +120,7 @@ def test_ambiguous_name_stays_unresolved_with_candidates() -> None:
             "use.py": "def shut(thing):\n    thing.close()\n",
         }
     )
-    edge = call_edge(g, "use.py", "thing.close")
+    edge = call_edge(g, "use.py", "?.close")  # an untyped parameter: a receiver of unknown type
     assert edge.to_symbol == ""
     assert set(edge.candidates) == {"a.py:A.close", "b.py:B.close"}
     assert callers(g, one(g, "A.close")) == []
@@ -132,7 +132,7 @@ def test_unknown_receiver_with_one_candidate_is_still_not_guessed() -> None:
     g = graph_of(
         {"a.py": "class A:\n    def only(self):\n        pass\n", "b.py": "def f(x):\n    x.only()\n"}
     )
-    edge = call_edge(g, "b.py", "x.only")
+    edge = call_edge(g, "b.py", "?.only")
     assert edge.to_symbol == "" and edge.candidates == ("a.py:A.only",)
 
 
@@ -472,6 +472,38 @@ def test_csharp_dotted_namespace_sees_its_outer_namespaces() -> None:
     assert called(g, "Other.cs", "Top.Up") is None
 
 
+def test_csharp_file_scoped_namespace_names_as_a_block_namespace() -> None:
+    """`namespace A.B.C;` qualifies the declarations after it as `namespace A.B.C { … }`
+    qualifies its body: the same symbols, and the same lookups through `A.B` and `A`."""
+    block = (
+        "using System;\nnamespace A.B.C {\n    public class User {\n"
+        "        void M() { Foo.Go(); Top.Up(); Near.By(); }\n    }\n"
+        "    class Near { public static void By() {} }\n}\n"
+    )
+    scoped = (
+        "using System;\nnamespace A.B.C;\npublic class User {\n"
+        "    void M() { Foo.Go(); Top.Up(); Near.By(); }\n}\n"
+        "class Near { public static void By() {} }\n"
+    )
+    lib = (
+        "namespace A.B;\npublic class Foo { public static void Go() {} }\n"
+        "public class Top { public static void Up() {} }\n"
+    )
+    top = "namespace A {\n    public class Top { public static void Up() {} }\n}\n"
+    graphs = [graph_of({"Lib.cs": lib, "Top.cs": top, "Use.cs": use}) for use in (block, scoped)]
+    names = [
+        sorted((s.qualified_name, s.container, s.kind) for s in g.snapshot.files["Use.cs"].symbols)
+        for g in graphs
+    ]
+    assert names[0] == names[1]
+    assert ("A.B.C.User.M", "A.B.C.User", SymbolKind.METHOD) in names[1]
+    for g in graphs:
+        assert called(g, "Use.cs", "Foo.Go") == one(g, "A.B.Foo.Go")
+        assert called(g, "Use.cs", "Top.Up") == one(g, "A.B.Top.Up")  # `A.B` before `A`
+        assert called(g, "Use.cs", "Near.By") == one(g, "A.B.C.Near.By")
+        assert caller_names(g, "A.B.Foo.Go") == {"A.B.C.User.M"}
+
+
 def test_a_type_named_in_a_class_body_is_the_type_not_a_base_constructor() -> None:
     """C# / Java constructors are named like their class: `class R : JsonReader` and a
     `JsonReader r` parameter inside a subclass name the class, while `new JsonReader()`
@@ -553,3 +585,59 @@ def test_an_import_inside_a_function_binds_its_name_there_only() -> None:
     assert g.resolver.resolve(local).symbol is None
     target = g.resolver.resolve(imported).symbol
     assert target is not None and target.path == "pkg/_impl.py"
+
+
+def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
+    """A parameter, local or closure variable is whatever it holds, never a definition of its
+    name outside the function (vapor's `configure(app)` in `group(configure:)` is the closure
+    passed, not the top-level `configure`): unresolved, with the namesakes as candidates. A
+    typed variable is followed through its type; `global`, a nested import and `self` keep
+    their meaning."""
+    g = graph_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/conf.py": (
+                "import json\n\ndef configure(app):\n    pass\n\ndef dumps(x):\n    pass\n\n"
+                "class Context:\n    def invoke(self):\n        pass\n\n"
+                "def group(configure, json, ctx: Context):\n    configure(1)\n    json.dumps(2)\n"
+                "    ctx.invoke()\n\n"
+                "def later(items):\n    for configure in items:\n        configure.run()\n\n"
+                "def top():\n    global configure\n    configure(3)\n\n"
+                "def plain():\n    configure(4)\n    json.dumps(5)\n"
+            ),
+            "App.swift": "func configure(_ app: Int) {}\n",
+            "Routes.swift": (
+                "struct Routes {\n    func group(configure: (Int) -> ()) {\n        configure(1)\n    }\n"
+                "    func boot() {\n        configure(2)\n    }\n"
+                "    func each() {\n        [1].forEach { configure in configure(3) }\n    }\n"
+                "    static func range(_ range: Int) -> Routes {\n        .range(range)\n    }\n"
+                "    func pick(v: Int) {\n        switch v {\n        case Routes.range(1): break\n"
+                "        default: Routes.range(2)\n        }\n    }\n}\n"
+            ),
+        }
+    )
+
+    def calls(path: str) -> dict[int, tuple[str, str | None]]:
+        out = {}
+        for e in g.snapshot.edges_of(path):
+            if e.kind is EdgeKind.CALL:
+                r = g.resolver.resolve(e)
+                out[e.line] = (e.to_name, r.symbol.qualified_name if r.symbol is not None else None)
+        return out
+
+    py = calls("pkg/conf.py")
+    assert py[14] == ("?.configure", None) and py[15] == ("?.dumps", None)  # parameters
+    assert py[16] == ("ctx.invoke", "Context.invoke")  # typed: through its type
+    assert py[20] == ("?.run", None)  # a loop variable
+    assert py[24] == ("configure", "configure")  # `global configure`: the module's
+    assert py[27] == ("configure", "configure")  # no variable of that name here
+    (defined,) = [s for s in g.find("configure") if s.path == "pkg/conf.py"]
+    unresolved = [e for e in g.snapshot.edges_of("pkg/conf.py") if e.to_name == "?.configure"]
+    assert defined in g.resolver.resolve(unresolved[0]).candidates
+    assert {c.caller.qualified_name for c in callers(g, defined) if c.caller} == {"top", "plain"}
+    swift = calls("Routes.swift")
+    assert swift[12] == ("range", "Routes.range")  # `.range(…)`: a member, never the variable
+    assert swift[17] == ("Routes.range", "Routes.range")  # `Routes` matched in a case binds nothing
+    assert swift[3] == ("?.configure", None)  # the closure parameter
+    assert swift[6] == ("configure", "configure")  # the top-level function
+    assert [e.to_name for e in g.snapshot.edges_of("Routes.swift") if e.line == 9][-1] == "?.configure"

@@ -12,6 +12,7 @@ from .test_graph_resolve import graph_of
 
 MODELS = """
 import collections.abc as cabc
+import typing as t
 from typing import Optional
 
 class Context:
@@ -29,6 +30,9 @@ def unknown(): ...
 def items() -> list[Context]: ...
 def gen() -> cabc.Iterator[Context]: ...
 def agen() -> cabc.AsyncIterator[Context]: ...
+def split() -> tuple[str | None, Context | None, list[str]]: ...
+def pair() -> t.Tuple[Plain, Context]: ...
+def many() -> tuple[Context, ...]: ...
 """
 
 
@@ -160,6 +164,54 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # what every `return` of an unannotated function gives: a class called, the class of
+        # `self` (`self.__class__(…)`, `cls(…)`), a typed local, None
+        (
+            "def mk(k):\n    if k:\n        return None\n    return Context()\nmk(1).invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "def mk():\n    c = make()\n    return c\ndef f():\n    x = mk()\n    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class G:\n    def clone(self):\n        return self.__class__()\n    def run(self): ...\n"
+            "    def go(self):\n        g = self.clone()\n        g.run()\n",
+            "g.run",
+            "G.run",
+        ),
+        (
+            "class G:\n    @classmethod\n    def make(cls):\n        return cls()\n    def run(self): ...\n"
+            "def f():\n    G.make().run()\n",
+            "run",
+            "G.run",
+        ),
+        # inside `if isinstance(x, C)` (alone, in an `and`, an `elif`), `x` is a `C`
+        ("def f(c):\n    if isinstance(c, Context):\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(c, k):\n    if k:\n        pass\n    elif isinstance(c, Plain) and k:\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Plain.invoke",
+        ),
+        (
+            "def f(c: Plain):\n    if isinstance(c, Context):\n        if k:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # one item of a call's declared tuple (`cmd_name, cmd, args = self.resolve_command(…)`)
+        ("def f():\n    name, c, rest = split()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    p, c = pair()\n    p.invoke()\n", "p.invoke", "Plain.invoke"),
+        # a declared return type wins over what the returns give
+        ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
+        # a function imported in a class body is the class's member (`Message.walk`)
+        (
+            "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
+            "self.make",
+            "make",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -257,6 +309,31 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ),
         ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
         ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        # outside the narrowing `if`, in its `else`, after a rebinding, in a function made there,
+        # for a tuple of classes or an attribute
+        ("def f(c):\n    if isinstance(c, Context):\n        pass\n    c.invoke()\n", "c.invoke"),
+        (
+            "def f(c):\n    if isinstance(c, Context):\n        pass\n    else:\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c):\n    if isinstance(c, Context):\n        c = g()\n        c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, Context):\n        h = lambda: c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, (Context, Plain)):\n        c.invoke()\n", "c.invoke"),
+        ("def f(self):\n    if isinstance(self.c, Context):\n        self.c.invoke()\n", "self.c.invoke"),
+        # an item the tuple does not type, a tuple of any length, a starred target, no tuple
+        ("def f():\n    name, c, rest = split()\n    name.invoke()\n", "name.invoke"),
+        ("def f():\n    a, b = many()\n    b.invoke()\n", "b.invoke"),
+        ("def f():\n    name, *c = split()\n    c.invoke()\n", "c.invoke"),
+        ("def f():\n    a, b = make()\n    b.invoke()\n", "b.invoke"),
+        # returns that disagree, or that say nothing: a generator, a coroutine, another value
+        ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
+        ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
+        ("async def mk():\n    return Context()\nmk().invoke()\n", "invoke"),
+        ("def mk(v):\n    return v\nmk(1).invoke()\n", "invoke"),
+        (
+            "def mk():\n    def inner():\n        return Context()\n    return inner\nmk().invoke()\n",
+            "invoke",
+        ),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
@@ -317,7 +394,7 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
     ],
 )
 def test_swift_shadowing_bindings_leave_the_name_untyped(code: str) -> None:
-    assert swift_call(code, "request.go") is None
+    assert swift_call(code, "?.go") is None  # an untyped variable: a receiver of unknown type
 
 
 JAVA = {

@@ -476,6 +476,19 @@ def test_swift_struct_protocol_extension_and_init() -> None:
     }
 
 
+def test_swift_subscript_is_named_subscript() -> None:
+    """A subscript has no name: it is `subscript`, not its result type (vapor's cache read
+    `Cache.UnsafeAuthenticationBox<A>?`)."""
+    source = (
+        "struct Cache {\n    subscript<A>(_ type: A.Type) -> Box<A>? where A: P {\n"
+        "        get { nil }\n    }\n}\n"
+    )
+    assert symbols_of(parse("swift", source)) == {
+        "Cache": (SymbolKind.STRUCT, ""),
+        "Cache.subscript": (SymbolKind.METHOD, "Cache"),
+    }
+
+
 def test_swift_of_today_parses_without_errors() -> None:
     """Typed throws, ``borrowing`` / ``consume``, macros: the pinned tree-sitter-swift reads them."""
     source = (

@@ -1,0 +1,585 @@
+"""What type a Python name or attribute holds, where the code states it.
+
+The design is :mod:`.bindings`'s (its docstring lists what types a name and what leaves
+it untyped); this module reads Python's tree. Beyond the shared rules it types:
+
+* what every ``return`` of an unannotated function gives (a call's result, a typed
+  local, ``None``; a ``yield`` or ``async def`` leaves it untyped);
+* a name inside the block of ``if isinstance(name, C):``: uses there read a narrowed
+  name (``x#12c4``) bound to ``C`` (:attr:`.bindings.Marks.narrowed`);
+* ``a, b = f()``: each name by the matching item of ``f``'s declared tuple.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterator
+
+from tree_sitter import Node
+
+from .base import node_text
+from .bindings import (
+    _DEFINED,
+    _ELSEWHERE,
+    _GLOBAL,
+    _NONE,
+    _UNKNOWN,
+    ITEMS,
+    PART,
+    RETURN,
+    RETURN_PART,
+    Found,
+    Marks,
+    Point,
+    _Binding,
+    _copied,
+    _decide,
+    _own_scope,
+    annotated,
+    captures,
+    compiled_query,
+)
+
+_QUERY = """
+(assignment) @assign
+(augmented_assignment left: (_) @unknown)
+(for_statement) @for
+(for_in_clause) @for
+(named_expression name: (_) @unknown)
+(with_item) @with
+(except_clause (as_pattern (as_pattern_target) @unknown))
+(parameters) @params
+(lambda_parameters) @unknown
+(function_definition) @def
+(class_definition name: (_) @defname)
+(import_statement) @import
+(import_from_statement) @import
+(global_statement) @global
+(nonlocal_statement) @unknown
+(case_pattern) @unknown
+(return_statement) @return
+(yield) @yield
+(if_statement) @if
+(elif_clause) @if
+"""
+
+
+def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+    """The typed bindings of one file, as marks on the edges' end points."""
+    found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
+    elsewhere: set[str] = set()  # names bound in a scope other than the module's
+    bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
+    narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
+
+    def scope_of(node: Node) -> str:
+        return at(node.start_byte)
+
+    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
+        """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
+        ``name[]``): any binding that states no item type leaves the items untyped."""
+        for name in _names(target):
+            for key, value in ((name, b), (name + ITEMS, item)):
+                if key.startswith("self."):
+                    if scope in classes:
+                        continue  # `self.x` in a class body is not an attribute binding
+                    owner = scope.rpartition(".")[0]
+                    if owner in classes:
+                        found[("attr", owner, key[5:])].append(value)
+                elif scope in classes:  # a class body: the class's attribute
+                    found[("attr", scope, key)].append(value)
+                    elsewhere.add(key)
+                else:
+                    found[("local", scope, key)].append(value)
+                    if scope:
+                        elsewhere.add(key)
+
+    for capture, node in captures(compiled_query("python", _QUERY), root):
+        if capture == "unknown":
+            bind(scope_of(node), node, _UNKNOWN)
+        elif capture == "assign":
+            _assignment(node, scope_of(node), bind)
+        elif capture == "for":
+            _loop(node, scope_of(node), bind, classes)
+        elif capture == "with":
+            _with(node, scope_of(node), bind)
+        elif capture == "params":
+            _parameters(node, scope_of(node), bind)
+        elif capture == "def":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                bind(_outer_scope(node, at), name, _DEFINED)
+            ret = node.child_by_field_name("return_type")
+            target = _type_name(ret)
+            if target is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
+            item = _item_type(ret)
+            if item is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
+            if _own_scope(scope_of(node), name):
+                for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
+                    found[(RETURN, scope_of(node), f"{RETURN_PART}{i}")].append(annotated(part))
+        elif capture == "return" or capture == "yield":
+            _returned(node, capture == "yield", at, found)
+        elif capture == "if":
+            scope = scope_of(node)
+            if scope and scope not in classes:
+                for tested, cls, block in _isinstance_tests(node):
+                    narrowed = f"{tested}#{node.start_point.row}c{node.start_point.column}"
+                    found[("local", scope, narrowed)].append(_Binding("val", cls))
+                    narrowings.append((block, tested, narrowed))
+        elif capture == "defname":
+            bind(_outer_scope(node.parent or node, at), node, _DEFINED)
+            bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
+        elif capture == "import":
+            scope = scope_of(node)
+            for item in node.children_by_field_name("name"):
+                alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
+                first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
+                bind(scope, first, _DEFINED)
+        elif capture == "global":
+            for name in node.named_children:
+                bind(scope_of(node), name, _GLOBAL)
+                bind("", name, _UNKNOWN)
+    _inherit_attributes(found, bases, classes)
+    marks = _decide(found, elsewhere)
+    for block, tested, narrowed in narrowings:
+        marks.narrowed.append((block.start_point, block.end_point, tested, narrowed))
+        marks.unnarrowed += _nested_functions(block)
+    return marks
+
+
+def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
+    """``(name, class, block)`` for each ``isinstance(name, C)`` an ``if`` / ``elif`` condition
+    asserts (alone or in an ``and``), when the block never rebinds the name: inside it the
+    name holds a ``C``. A tuple of classes, an attribute (``self.x``: a call may change it)
+    or a rebinding in the block narrows nothing."""
+    cond, block = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+    if cond is None or block is None:
+        return []
+    out: list[tuple[str, Node, Node]] = []
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "parenthesized_expression":
+            stack.extend(n.named_children)
+        elif n.type == "boolean_operator" and any(c.type == "and" for c in n.children):
+            stack.extend(c for c in (n.child_by_field_name("left"), n.child_by_field_name("right")) if c)
+        elif n.type == "call" and node_text(n.child_by_field_name("function")) == "isinstance":
+            args = n.child_by_field_name("arguments")
+            pair = args.named_children if args is not None else []
+            ok = len(pair) == 2 and pair[0].type == "identifier"
+            ok = ok and pair[1].type in ("identifier", "attribute")
+            if ok and _dotted(pair[1]) and not _rebinds(block, node_text(pair[0])):
+                out.append((node_text(pair[0]), pair[1], block))
+    return out
+
+
+# node type → the field holding what it binds ("": the whole node)
+_REBINDING = {
+    "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+    "for_in_clause": "left", "named_expression": "name", "as_pattern_target": "",
+    "delete_statement": "", "global_statement": "", "nonlocal_statement": "", "parameters": "",
+    "lambda_parameters": "", "import_statement": "", "import_from_statement": "",
+    "function_definition": "name", "class_definition": "name", "case_pattern": "",
+}  # fmt: skip
+
+
+def _rebinds(block: Node, name: str) -> bool:
+    """Whether ``name`` is bound anywhere in ``block`` (an assignment's or a loop's target,
+    a ``del``, a parameter…)."""
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        field = _REBINDING.get(n.type)
+        target = (n.child_by_field_name(field) if field else n) if field is not None else None
+        if target is not None and any(i == name for i in _identifiers_below(target)):
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
+def _identifiers_below(node: Node) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield node_text(n)
+        stack.extend(n.named_children)
+
+
+def _nested_functions(block: Node) -> list[tuple[Point, Point]]:
+    out: list[tuple[Point, Point]] = []
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        if n.type in ("lambda", "function_definition", "class_definition"):
+            out.append((n.start_point, n.end_point))
+        else:
+            stack.extend(n.named_children)
+    return out
+
+
+def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:
+    """What a ``return`` gives the function it is in, when the function states no return
+    type: a call's result (``return Foo(…)``, ``return self.__class__(…)``), a copy of a
+    typed local (``return ctx``), ``None``; anything else, or a ``yield`` (a generator),
+    leaves the result untyped. An ``async def`` returns a coroutine: nothing here."""
+    fn = node.parent
+    while fn is not None and fn.type not in ("function_definition", "lambda", "class_definition"):
+        fn = fn.parent
+    if fn is None or fn.type != "function_definition" or fn.child_by_field_name("return_type") is not None:
+        return
+    scope = at(fn.start_byte)
+    if not _own_scope(scope, fn.child_by_field_name("name")) or any(c.type == "async" for c in fn.children):
+        return
+    value = None if yields else node.named_children[0] if node.named_child_count else None
+    if yields:
+        b = _UNKNOWN
+    elif value is None:
+        b = _NONE
+    elif value.type == "identifier" and node_text(value) != "self":
+        b = _Binding("copy", value, scope)
+    else:
+        b = _value_binding(value)
+    found[(RETURN, scope, "")].append(b)
+
+
+def _base_names(cls: Node | None) -> list[str]:
+    superclasses = cls.child_by_field_name("superclasses") if cls is not None else None
+    return [node_text(b) for b in superclasses.named_children] if superclasses is not None else []
+
+
+def _inherit_attributes(
+    found: Found, bases: dict[str, tuple[int, list[str]]], classes: Collection[str]
+) -> None:
+    """A class that binds no attribute ``x`` anywhere in its body or methods has its base's
+    ``x`` (``MissingParameter(BadParameter)`` uses the ``self.param`` BadParameter sets),
+    when exactly one of its bases in this file binds it. Bases in other files are not
+    seen here: their attributes stay untyped for the subclass. Classes come in source
+    order (the captures' order is not), so a base's own inherited attributes are there first."""
+    for cls, (_, names) in sorted(bases.items(), key=lambda item: item[1][0]):
+        owner = cls.rpartition(".")[0]
+        local = [f"{owner}.{n}" if owner and f"{owner}.{n}" in classes else n for n in names]
+        known = [b for b in local if b in classes and b != cls]
+        if not known or len(known) != len(names):
+            continue  # a base from elsewhere (or a call, `metaclass=`) may bind any attribute
+        own = {name for kind, scope, name in found if kind == "attr" and scope == cls}
+        inherited: dict[str, list[list[_Binding]]] = {}
+        for base in known:
+            for (kind, scope, name), bindings in list(found.items()):
+                if kind == "attr" and scope == base and name not in own:
+                    inherited.setdefault(name, []).append(bindings)
+        for name, sources in inherited.items():
+            if len(sources) == 1:
+                agreed = _copied(found, sources[0], set())
+                found[("attr", cls, name)] = [_Binding(b.how, b.node, _ELSEWHERE) for b in agreed]
+
+
+def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
+    """The scope a ``def`` / ``class`` name is bound in: the one around its statement."""
+    parent = definition.parent
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    if parent is None or parent.type == "module":
+        return ""
+    return at(parent.start_byte)
+
+
+def _names(target: Node) -> list[str]:
+    """The names a binding target binds: ``x``, ``self.x``; tuples and stars unpacked;
+    subscripts and other attributes bind no name."""
+    t = target.type
+    if t == "identifier":
+        return [node_text(target)]
+    if t == "attribute":
+        obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
+        if obj is not None and attr is not None and obj.type == "identifier" and node_text(obj) == "self":
+            return [f"self.{node_text(attr)}"]
+        return []
+    if t in ("subscript", "call", "string", "integer", "none", "true", "false"):
+        return []
+    out: list[str] = []
+    for child in target.named_children:
+        out += _names(child)
+    return out
+
+
+def _tuple_parts(type_node: Node | None) -> list[Node | None]:
+    """The classes the items of ``tuple[A, B | None, C]`` / ``t.Tuple[A, B]`` name (None for
+    an item that names no class); none for ``tuple[A, ...]`` or anything else."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if node is not None and node.type == "generic_type" and node.named_child_count == 2:
+        head, params = node.named_children
+        if node_text(head) not in ("tuple", "Tuple") or any(p.type != "type" for p in params.named_children):
+            return []
+        parts = [_type_name(p) for p in params.named_children]
+        texts = [node_text(p) for p in params.named_children]
+    elif node is not None and node.type == "subscript":  # `t.Tuple[A, B]`
+        if node_text(node.child_by_field_name("value")).rsplit(".", 1)[-1] not in ("tuple", "Tuple"):
+            return []
+        items = node.children_by_field_name("subscript")
+        parts = [p if p.type in ("identifier", "attribute") and _dotted(p) else None for p in items]
+        texts = [node_text(p) for p in items]
+    else:
+        return []
+    return parts if len(parts) > 1 and "..." not in texts else []
+
+
+def _type_name(type_node: Node | None) -> Node | None:
+    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
+    if type_node is None:
+        return None
+    node = type_node.named_children[0] if type_node.type == "type" and type_node.named_child_count else None
+    if node is None:
+        return None
+    if node.type in ("identifier", "attribute"):
+        return node if _dotted(node) else None
+    if node.type == "generic_type":  # Optional[Foo]
+        head = node.named_children[0] if node.named_child_count else None
+        params = node.named_children[1] if node.named_child_count > 1 else None
+        if head is None or node_text(head) != "Optional" or params is None:
+            return None
+        inner = params.named_children
+        return _type_name(inner[0]) if len(inner) == 1 else None
+    if node.type == "binary_operator":  # Foo | None
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and right is not None:
+            if right.type == "none" and left.type in ("identifier", "attribute") and _dotted(left):
+                return left
+            if left.type == "none" and right.type in ("identifier", "attribute") and _dotted(right):
+                return right
+    return None
+
+
+def _dotted(node: Node) -> bool:
+    """``a.b.c``, also through calls (``Foo().make``): what the edges write as a path."""
+    if node.type == "identifier":
+        return True
+    if node.type == "call":
+        fn = node.child_by_field_name("function")
+        return fn is not None and _dotted(fn)
+    obj = node.child_by_field_name("object")
+    return node.type == "attribute" and obj is not None and _dotted(obj)
+
+
+def _callee(value: Node | None) -> Node | None:
+    """The callee of ``Foo(…)`` / ``a.make(…)`` when it is a dotted name."""
+    if value is None or value.type != "call":
+        return None
+    fn = value.child_by_field_name("function")
+    return fn if fn is not None and _dotted(fn) else None
+
+
+Bind = Callable[..., None]  # (scope, target, binding[, the items' binding])
+
+
+def _value_binding(value: Node | None) -> _Binding:
+    if value is not None and value.type == "none":
+        return _NONE
+    callee = _callee(value)
+    if callee is not None and node_text(callee) in _CASTS:  # `t.cast(Group, v)`: a Group
+        args = value.child_by_field_name("arguments") if value is not None else None
+        first = args.named_children[0] if args is not None and args.named_child_count else None
+        ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
+        return _Binding("val", first) if ok else _UNKNOWN
+    return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+_CASTS = frozenset({"cast", "t.cast", "typing.cast"})
+
+
+def _assignment(node: Node, scope: str, bind: Bind) -> None:
+    left = node.child_by_field_name("left")
+    if left is None:
+        return
+    declared = node.child_by_field_name("type")
+    target = _type_name(declared)
+    if target is not None:
+        bind(scope, left, _Binding("ann", target))
+        return
+    if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
+        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
+        return
+    if left.type not in ("identifier", "attribute"):
+        callee = _callee(node.child_by_field_name("right"))
+        targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+        if callee is not None and targets and all(t.type == "identifier" for t in targets):
+            for i, target in enumerate(targets):  # `a, b = f()`: the parts of f's `-> tuple[A, B]`
+                bind(scope, target, _Binding("part", callee, suffix=f"{PART}{i}"))
+            return
+        bind(scope, left, _UNKNOWN)  # other unpacking: nothing typed
+        return
+    right = node.child_by_field_name("right")
+    top = node.parent is not None and node.parent.type == "module"
+    named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
+    if top and left.type == "identifier" and named and right is not None:
+        bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
+        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
+        return
+    bind(scope, left, _value_binding(right))
+
+
+def _with(item: Node, scope: str, bind: Bind) -> None:
+    pattern = item.child_by_field_name("value")
+    if pattern is None or pattern.type != "as_pattern":
+        return
+    target = next((c for c in pattern.named_children if c.type == "as_pattern_target"), None)
+    if target is None:
+        return
+    value = pattern.named_children[0] if pattern.named_child_count else None
+    callee = _callee(value)
+    bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
+
+
+def annotated_items(target: Node | None) -> _Binding:
+    """The items' binding of a container annotation: their class, or untyped."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+_CONTAINERS = frozenset(
+    {
+        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+        "Iterable", "Iterator", "Collection", "AbstractSet", "MutableSet", "Generator", "tuple", "Tuple",
+    }
+)  # fmt: skip
+
+
+def _item_type(type_node: Node | None) -> Node | None:
+    """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
+    ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
+    ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        node = left if right is not None and right.type == "none" else None
+    if node is None:
+        return None
+    head: Node | None
+    if node.type == "generic_type" and node.named_child_count == 2:  # list[Foo]
+        head, params = node.named_children
+        args = [
+            a.named_children[0] if a.type == "type" and a.named_child_count else a
+            for a in params.named_children
+        ]
+    elif node.type == "subscript":  # cabc.Iterator[Foo]
+        head = node.child_by_field_name("value")
+        args = node.children_by_field_name("subscript")
+    else:
+        return None
+    name = node_text(head).rsplit(".", 1)[-1]
+    if head is None or name not in _CONTAINERS or not args:
+        return None
+    if name in ("tuple", "Tuple"):
+        if len(args) != 2 or args[1].type != "ellipsis":
+            return None  # `tuple[A, B]`: its items differ
+    elif name != "Generator" and len(args) != 1:
+        return None
+    first = args[0]
+    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
+
+
+def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
+    """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
+    result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
+    class's attribute (``self.params``: their annotations' items); anything else, a tuple
+    target or ``async for``, leaves it untyped."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None:
+        return
+    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
+        bind(scope, left, _UNKNOWN)
+        return
+    callee = _callee(right)
+    if callee is not None:
+        bind(scope, left, _Binding("in", callee))
+    elif right.type == "identifier":
+        bind(scope, left, _Binding("copy", right, scope, ITEMS))
+    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
+        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
+    else:
+        bind(scope, left, _UNKNOWN)
+
+
+def _parameters(params: Node, scope: str, bind: Bind) -> None:
+    guarded = _guarded(params.parent)
+    for p in params.named_children:
+        if p.type == "identifier":
+            if node_text(p) not in guarded:
+                bind(scope, p, _UNKNOWN)
+        elif p.type in ("typed_parameter", "typed_default_parameter"):
+            name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
+            if name is None:
+                continue
+            declared = p.child_by_field_name("type")
+            target = _type_name(declared)
+            plain = name.type == "identifier"
+            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
+            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
+        elif p.type == "default_parameter":
+            name = p.child_by_field_name("name")
+            if name is not None:
+                bind(scope, name, _UNKNOWN)
+        else:  # *args, **kwargs
+            bind(scope, p, _UNKNOWN)
+
+
+def _guarded(function: Node | None) -> set[str]:
+    """Parameters a guard at the top of the function body converts:
+    ``if not isinstance(x, C): x = C(…)`` (no ``elif`` / ``else``) leaves ``x`` a ``C``
+    on every path, so the assignment alone types it — unless ``x`` is used as a receiver
+    (``x.m``) before the guard, where it is still whatever the caller passed."""
+    body = function.child_by_field_name("body") if function is not None else None
+    stmts = body.named_children if body is not None else []
+    guards = [(i, name) for i, stmt in enumerate(stmts) if (name := _isinstance_guard(stmt)) is not None]
+    out: set[str] = set()
+    if not guards:
+        return out  # the common case: no walk of the body at all (it was 9% of indexing)
+    used: set[str] = set()  # names used as receivers in the statements so far
+    done = 0
+    for i, name in guards:
+        for stmt in stmts[done:i]:
+            used.update(_receivers(stmt))
+        done = i
+        if name not in used:
+            out.add(name)
+    return out
+
+
+def _isinstance_guard(stmt: Node) -> str | None:
+    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
+        return None
+    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    call = cond.child_by_field_name("argument") if cond is not None and cond.type == "not_operator" else None
+    args = call.child_by_field_name("arguments") if call is not None and call.type == "call" else None
+    if call is None or args is None or node_text(call.child_by_field_name("function")) != "isinstance":
+        return None
+    pair = args.named_children
+    if len(pair) != 2 or pair[0].type != "identifier" or pair[1].type not in ("identifier", "attribute"):
+        return None
+    name, cls = node_text(pair[0]), node_text(pair[1])
+    only = then.named_children if then is not None else []
+    assign = only[0] if len(only) == 1 else None
+    if assign is not None and assign.type == "expression_statement":
+        assign = assign.named_children[0] if assign.named_child_count == 1 else None
+    if assign is None or assign.type != "assignment" or node_text(assign.child_by_field_name("left")) != name:
+        return None
+    callee = _callee(assign.child_by_field_name("right"))
+    return name if callee is not None and node_text(callee) == cls else None
+
+
+def _receivers(node: Node) -> set[str]:
+    """Names used as the object of an attribute anywhere below ``node``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "attribute":
+            obj = n.child_by_field_name("object")
+            if obj is not None and obj.type == "identifier":
+                out.add(node_text(obj))
+        stack.extend(n.named_children)
+    return out
