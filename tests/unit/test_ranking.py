@@ -3,6 +3,7 @@ table and chunk loader are dictionaries here; the integration tests use real one
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pytest
@@ -259,6 +260,34 @@ def test_overload_stubs_fold_into_the_definition() -> None:
     out = ranker().rank(cands, understand("main entry point"), frozenset())
     assert [c.chunk.start_line for c in out] == [20]
     assert out[0].score == 1.0
+
+
+def test_a_short_wrapper_answers_after_the_function_it_calls() -> None:
+    # click's "how is the progress bar rendered": __enter__ (three lines calling
+    # self.render_progress()) led every source; the implementing method comes first.
+    enter = chunk(
+        "click/_termui_impl.py",
+        "ProgressBar.__enter__",
+        line=115,
+        text="def __enter__(self):\n    self.entered = True\n    self.render_progress()\n    return self",
+        kind=ChunkKind.METHOD,
+    )
+    render = chunk("click/_termui_impl.py", "ProgressBar.render_progress", line=236, kind=ChunkKind.METHOD)
+    render = dataclasses.replace(render, end_line=300, text="def render_progress(self):\n    ...")
+    other = chunk("click/termui.py", "progressbar", line=352)
+    cands = fused((enter, 1.0), (other, 0.7), (render, 0.5))
+    out = ranker().rank(cands, understand("how is the progress bar rendered"), frozenset())
+    symbols = [c.chunk.symbol for c in out]
+    assert symbols[0] == "ProgressBar.render_progress"
+    assert sorted(symbols) == sorted(["ProgressBar.render_progress", "ProgressBar.__enter__", "progressbar"])
+
+
+def test_a_long_function_calling_another_candidate_is_not_a_wrapper() -> None:
+    caller = chunk("a.py", "main", text="def main():\n    run()\n", kind=ChunkKind.FUNCTION)
+    caller = dataclasses.replace(caller, end_line=caller.start_line + 40)
+    run = chunk("a.py", "run", line=100)
+    out = ranker().rank(fused((caller, 1.0), (run, 0.5)), understand("how does it start"), frozenset())
+    assert [c.chunk.symbol for c in out] == ["main", "run"]
 
 
 def test_a_c_prototype_is_a_declaration_but_a_definition_is_not() -> None:

@@ -35,7 +35,7 @@ from .boosts import (
 )
 from .query import QueryIntent, understand
 from .roles import FileRole, file_role
-from .select import apply_role_priors, diversify, fold_declarations
+from .select import apply_role_priors, diversify, fold_declarations, fold_wrappers
 
 __all__ = ["Candidate", "QueryIntent", "Ranker", "asked_roles", "rank_files", "understand"]
 
@@ -102,6 +102,7 @@ class Ranker:
         for cid in defined:
             sources[cid] = (*sources.get(cid, ()), Source.SYMBOL)
         fold_declarations(scores, chunks)
+        fold_wrappers(scores, chunks)
         boost_file_coherence(scores, chunks, top, ranks, defined if intent.is_symbol else ())
         apply_role_priors(scores, chunks, asked | intent.asked_roles, intent.text)
         return scores, chunks, sources

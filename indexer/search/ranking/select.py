@@ -32,6 +32,11 @@ _BRACE_LANGUAGES = frozenset(
     }
 )
 _DEFINITION_KINDS = frozenset({ChunkKind.FUNCTION, ChunkKind.METHOD})
+# A wrapper: a function or method of at most this many lines that calls another
+# candidate of its file by name. It answers after what it wraps.
+WRAPPER_LINES = 5
+# A wrapper keeps this share of its score; the wrapped function gets the rest of it.
+WRAPPER_SHARE = 0.9
 
 
 def is_declaration(chunk: Chunk) -> bool:
@@ -68,6 +73,29 @@ def fold_declarations(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> 
             continue
         scores[target] = max(scores[target], scores[cid])
         del scores[cid]
+
+
+def fold_wrappers(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> None:
+    """A short function that calls another candidate of its file (``__enter__`` calling
+    ``self.render_progress()``) gives its score to the function it calls, and keeps
+    ``WRAPPER_SHARE`` of it: the implementing code answers first, the wrapper next."""
+    by_file: dict[str, dict[str, str]] = {}
+    for cid in scores:
+        c = chunks[cid]
+        if c.kind in _DEFINITION_KINDS and c.symbol:
+            by_file.setdefault(c.path, {})[c.symbol.rsplit(".", 1)[-1]] = cid
+    for cid in list(scores):
+        c = chunks[cid]
+        named = by_file.get(c.path)
+        if not named or c.kind not in _DEFINITION_KINDS or c.end_line - c.start_line >= WRAPPER_LINES:
+            continue
+        own = c.symbol.rsplit(".", 1)[-1]
+        body = c.text.split("\n", 1)[-1]
+        for name, target in named.items():
+            if target != cid and name != own and f"{name}(" in body:
+                scores[target] = max(scores[target], scores[cid])
+                scores[cid] *= WRAPPER_SHARE
+                break
 
 
 def apply_role_priors(
