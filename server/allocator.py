@@ -7,9 +7,9 @@ lines, settings) pin most arenas: on the 102k-chunk stdlib index ~100 MiB of pym
 arenas stayed resident with ~45 MiB of live objects in them. On glibc's malloc the same
 objects cost a little more while held (a 16-byte header each: +16-27 MiB with both
 indexes loaded) and building them ~15-25% more CPU, but ``malloc_trim`` hands back every
-free page, so an idle server keeps ~90-120 MiB less (docs/DECISIONS.md, "language server
-memory"). Only ``codesift serve`` does this: the CLI's short commands and the index runs
-it starts keep pymalloc.
+free page: in the probe an idle server kept 515 -> 441-477 MiB, and with at most two malloc
+arenas 421 (docs/DECISIONS.md, "language server memory"). Only ``codesift serve`` does
+this: the CLI's short commands and the index runs it starts keep pymalloc.
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-#: set for the re-executed server, which takes it and ``PYTHONMALLOC`` out of its environment
-#: (its children, e.g. index runs, keep pymalloc)
+#: set for the re-executed server: the variables added for it, which it takes out of its
+#: environment again (its children, e.g. index runs, keep pymalloc and glibc's defaults)
 MARK = "CODESIFT_SYSTEM_MALLOC"
+#: glibc's malloc arenas (its default is 8 a core): with Python's objects on malloc, each of
+#: the server's threads (pygls workers, LanceDB's runtime) allocating in an arena of its own
+#: left free memory in one that another could not reuse
+ARENAS = 2
 
 
 def system_malloc_argv(
@@ -41,15 +45,21 @@ def system_malloc_argv(
 
 
 def use_system_malloc() -> None:
-    """Replace this process (same pid, same stdin and stdout) by itself on glibc's malloc
-    when ``system_malloc_argv`` says so; in the replaced process, keep ``PYTHONMALLOC``
-    out of what its children inherit. Returns only when no replacement happens."""
-    if os.environ.pop(MARK, None) == "1":
-        os.environ.pop("PYTHONMALLOC", None)
+    """Replace this process (same pid, same stdin and stdout) by itself on glibc's malloc,
+    with at most ``ARENAS`` malloc arenas unless the user set ``MALLOC_ARENA_MAX``, when
+    ``system_malloc_argv`` says so; in the replaced process, keep what was set out of what
+    its children inherit. Returns only when no replacement happens."""
+    was_set = os.environ.pop(MARK, None)
+    if was_set is not None:
+        for name in was_set.split(","):
+            os.environ.pop(name, None)
         return
     argv = system_malloc_argv(os.environ, sys.argv, sys.orig_argv, sys.platform)
     if argv is None:
         return
+    added = {"PYTHONMALLOC": "malloc"}
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        added["MALLOC_ARENA_MAX"] = str(ARENAS)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, argv, {**os.environ, "PYTHONMALLOC": "malloc", MARK: "1"})
+    os.execve(sys.executable, argv, {**os.environ, **added, MARK: ",".join(added)})

@@ -37,9 +37,32 @@ def test_no_replacement_when_already_done_chosen_elsewhere_or_not_a_server(
     assert system_malloc_argv(environ, argv, ORIG, platform) is None
 
 
-def test_the_replaced_server_keeps_pythonmalloc_from_its_children(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(MARK, "1")
+def test_the_replaced_server_keeps_what_was_added_for_it_from_its_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(MARK, "PYTHONMALLOC,MALLOC_ARENA_MAX")
     monkeypatch.setenv("PYTHONMALLOC", "malloc")
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
     monkeypatch.setattr(allocator.os, "execve", lambda *a: pytest.fail("replaced twice"))
     allocator.use_system_malloc()
-    assert MARK not in os.environ and "PYTHONMALLOC" not in os.environ
+    assert not {MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"} & set(os.environ)
+
+
+@pytest.mark.parametrize("arenas", [None, "8"])
+def test_the_replacement_adds_glibc_malloc_and_two_arenas_unless_the_user_set_them(
+    monkeypatch: pytest.MonkeyPatch, arenas: str | None
+) -> None:
+    for name in (MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"):
+        monkeypatch.delenv(name, raising=False)
+    if arenas is not None:
+        monkeypatch.setenv("MALLOC_ARENA_MAX", arenas)
+    monkeypatch.setattr(allocator.sys, "argv", SERVE)
+    monkeypatch.setattr(allocator.sys, "orig_argv", ORIG)
+    monkeypatch.setattr(allocator.sys, "platform", "linux")
+    seen: list[tuple[str, list[str], dict[str, str]]] = []
+    monkeypatch.setattr(allocator.os, "execve", lambda path, argv, env: seen.append((path, argv, env)))
+    allocator.use_system_malloc()
+    [(path, argv, env)] = seen
+    assert path == allocator.sys.executable and argv == ORIG and env["PYTHONMALLOC"] == "malloc"
+    assert env["MALLOC_ARENA_MAX"] == (arenas or "2")
+    assert env[MARK] == ("PYTHONMALLOC" if arenas else "PYTHONMALLOC,MALLOC_ARENA_MAX")
