@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import gc
 import threading
+import time
 from collections.abc import Iterator
 
 # Line and column numbers below this share one int object each (a tuple of them costs
@@ -29,6 +30,40 @@ def release_memory(*, collect: bool = True) -> None:
         gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+class QuietTrim:
+    """Hands freed heap pages back once activity has paused for ``quiet_s`` seconds:
+    a burst of requests frees most of what it allocated (Arrow reads, answers, their
+    JSON), and glibc keeps those pages until asked. ``touch`` marks activity; a daemon
+    thread, started by the first touch, trims (``release_memory`` without a cycle
+    collection) once per pause."""
+
+    def __init__(self, quiet_s: float = 2.0) -> None:
+        self.quiet_s = quiet_s
+        self.trims = 0
+        self._last = 0.0
+        self._pending = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def touch(self) -> None:
+        """Something was done: trim after the next pause."""
+        self._last = time.monotonic()
+        self._pending = True
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._loop, name="codesift-trim", daemon=True)
+                    self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.quiet_s / 2)
+            if self._pending and time.monotonic() - self._last >= self.quiet_s:
+                self._pending = False
+                release_memory(collect=False)
+                self.trims += 1
 
 
 _pool_lock = threading.Lock()

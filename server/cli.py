@@ -345,6 +345,9 @@ def serve(
 ) -> None:
     """Run the language server (stdio by default; --tcp HOST:PORT to listen on a socket),
     or with --background the CLI's background server for ROOT's index."""
+    from .allocator import use_system_malloc
+
+    use_system_malloc()  # may replace this process: before anything reads stdin
     if background:
         _serve_background(root, idle_s, warm or "")
         return

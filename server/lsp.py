@@ -39,6 +39,7 @@ from pygls.protocol.language_server import lsp_method
 
 from codesift.indexer.errors import ConfigError, IndexMissingError
 from codesift.indexer.graph import Graph
+from codesift.indexer.heap import QuietTrim
 from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
@@ -99,6 +100,8 @@ class CodesiftProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self._cancelled_running: set[object] = set()
         self._initialize_seen = False
+        # heap pages freed by a burst of requests go back to the OS once it is over
+        self.quiet_trim = QuietTrim()
 
     def set_writer(self, writer: Any, include_headers: bool = True) -> None:
         super().set_writer(single_writer(writer), include_headers)
@@ -132,6 +135,7 @@ class CodesiftProtocol(LanguageServerProtocol):
             return _Answered()
 
     def handle_message(self, message: Any) -> None:
+        self.quiet_trim.touch()
         if isinstance(message, _Answered):
             return
         if not hasattr(message, "jsonrpc"):  # an array, a number, an object without "jsonrpc"
@@ -180,6 +184,7 @@ class CodesiftProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        self.quiet_trim.touch()
         if error is not None or not isinstance(result, Serialized):
             super()._send_response(msg_id, result=result, error=error)
             return

@@ -321,3 +321,27 @@ async def test_idle_server_drops_its_graph_and_symbol_index_and_answers_the_same
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+@pytest.mark.asyncio
+async def test_the_server_replaces_itself_to_run_on_the_system_allocator_and_answers_as_before(
+    gws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    client = await start_client()
+    try:
+        await initialize(client, gws)
+        await indexed(client)
+        pid = client._server.pid  # type: ignore[attr-defined]
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert b"PYTHONMALLOC=malloc" in environ  # the same process (pid, pipes), replaced
+        assert b"MALLOC_ARENA_MAX=2" in environ
+        item = await prepare(client, gws, "shapes/util.py", at(gws, "shapes/util.py", 0, "total"))
+        calls = await client.call_hierarchy_incoming_calls_async(
+            lsp.CallHierarchyIncomingCallsParams(item=item)
+        )
+        assert sorted(c.from_.name for c in calls or []) == ["report", "summary"]
+    finally:
+        await client.shutdown_session()
+        await client.stop()

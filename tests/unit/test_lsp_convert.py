@@ -141,3 +141,22 @@ def test_line_cache_converts_only_files_that_are_not_ascii(tmp_path: Path) -> No
     # Unsaved text wins over the disk, ASCII or not.
     lines = LineCache(tmp_path, {"plain.py": 'z = "😀"; w = 3\n'})
     assert convert.to_range(after, "plain.py", lines.line, "utf-16").start.character == 10
+
+
+def test_line_cache_answers_every_line_as_the_decoded_file_split_on_newlines(tmp_path: Path) -> None:
+    from codesift.server.projects import LineCache
+
+    files = {
+        "a.py": 'x = "é"\r\n\ny = "😀"\n',  # CRLF, an empty line, a trailing newline
+        "b.py": "# ünïcode\nlast line without a newline",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_bytes(text.encode("utf-8"))
+    (tmp_path / "bad.py").write_bytes(b"ok \xe9\nbroken \xf0\x9f\n\xff tail")  # not UTF-8
+    lines = LineCache(tmp_path, {})
+    for name in (*files, "bad.py"):
+        expected = (tmp_path / name).read_bytes().decode("utf-8", "replace").split("\n")
+        got = [lines.line(name, i) for i in range(1, len(expected) + 1)]
+        assert got == expected
+        assert lines.line(name, 0) is None and lines.line(name, len(expected) + 1) is None
+    assert lines.line("missing.py", 1) is None

@@ -1,0 +1,68 @@
+"""When ``codesift serve`` replaces itself to run on glibc's malloc (server/allocator.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from codesift.server import allocator
+from codesift.server.allocator import MARK, system_malloc_argv
+
+SERVE = ["/venv/bin/codesift", "serve"]
+ORIG = ["/venv/bin/python3", "/venv/bin/codesift", "serve"]
+
+
+def test_a_server_started_as_codesift_serve_on_linux_runs_again_with_its_own_command_line() -> None:
+    assert system_malloc_argv({}, SERVE, ORIG, "linux") == ORIG
+    assert system_malloc_argv({}, ["/venv/bin/codesift", "-v", "serve"], ORIG, "linux") == ORIG
+    as_module = ["/src/server/cli.py", "serve", "--tcp", "127.0.0.1:9000"]
+    orig = ["python", "-m", "codesift.server.cli", "serve", "--tcp", "127.0.0.1:9000"]
+    assert system_malloc_argv({}, as_module, orig, "linux") == orig
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "platform"),
+    [
+        ({MARK: "1"}, SERVE, "linux"),  # already replaced: never loops
+        ({"PYTHONMALLOC": "pymalloc"}, SERVE, "linux"),  # the user chose an allocator
+        ({}, SERVE, "darwin"),
+        ({}, ["/venv/bin/codesift", "search", "serve"], "linux"),  # not the server
+        ({}, ["/venv/bin/pytest", "-k", "serve"], "linux"),  # a test calling serve in-process
+    ],
+)
+def test_no_replacement_when_already_done_chosen_elsewhere_or_not_a_server(
+    environ: dict[str, str], argv: list[str], platform: str
+) -> None:
+    assert system_malloc_argv(environ, argv, ORIG, platform) is None
+
+
+def test_the_replaced_server_keeps_what_was_added_for_it_from_its_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(MARK, "PYTHONMALLOC,MALLOC_ARENA_MAX")
+    monkeypatch.setenv("PYTHONMALLOC", "malloc")
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
+    monkeypatch.setattr(allocator.os, "execve", lambda *a: pytest.fail("replaced twice"))
+    allocator.use_system_malloc()
+    assert not {MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"} & set(os.environ)
+
+
+@pytest.mark.parametrize("arenas", [None, "8"])
+def test_the_replacement_adds_glibc_malloc_and_two_arenas_unless_the_user_set_them(
+    monkeypatch: pytest.MonkeyPatch, arenas: str | None
+) -> None:
+    for name in (MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"):
+        monkeypatch.delenv(name, raising=False)
+    if arenas is not None:
+        monkeypatch.setenv("MALLOC_ARENA_MAX", arenas)
+    monkeypatch.setattr(allocator.sys, "argv", SERVE)
+    monkeypatch.setattr(allocator.sys, "orig_argv", ORIG)
+    monkeypatch.setattr(allocator.sys, "platform", "linux")
+    seen: list[tuple[str, list[str], dict[str, str]]] = []
+    monkeypatch.setattr(allocator.os, "execve", lambda path, argv, env: seen.append((path, argv, env)))
+    allocator.use_system_malloc()
+    [(path, argv, env)] = seen
+    assert path == allocator.sys.executable and argv == ORIG and env["PYTHONMALLOC"] == "malloc"
+    assert env["MALLOC_ARENA_MAX"] == (arenas or "2")
+    assert env[MARK] == ("PYTHONMALLOC" if arenas else "PYTHONMALLOC,MALLOC_ARENA_MAX")
