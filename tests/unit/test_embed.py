@@ -21,12 +21,12 @@ from codesift.indexer import embed as embed_module
 from codesift.indexer.embed import (
     MODEL_DIR_ENV,
     OnnxEmbedder,
-    OpenAIEmbedder,
     SentenceTransformerEmbedder,
     make_embedder,
     normalise_rows,
     resolve_model_dir,
 )
+from codesift.indexer.embed_http import OpenAIEmbedder
 from codesift.indexer.errors import EmbedError
 from codesift.indexer.settings import EmbedSettings
 
