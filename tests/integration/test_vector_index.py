@@ -122,6 +122,12 @@ STATIC_QUERIES = (
 )
 
 
+def _assert_same_static_tops(ann_root: Path, ann: Settings, brute_root: Path, brute: Settings) -> None:
+    """Every static query answers the same top hits through the index as by brute force."""
+    for query in STATIC_QUERIES:
+        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+
+
 def test_fast_tier_index_built_before_minilm_and_the_static_tier_answers_the_same(
     tmp_path: Path, embedder: Embedder
 ) -> None:
@@ -147,8 +153,7 @@ def test_fast_tier_index_built_before_minilm_and_the_static_tier_answers_the_sam
     assert seen == [(True, False)]
     assert open_store(ann_root, ann).has_vector_index(fast=True)
     assert not open_store(brute_root, brute).has_vector_index(fast=True)  # 50,000 by default
-    for query in STATIC_QUERIES:
-        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    _assert_same_static_tops(ann_root, ann, brute_root, brute)
 
 
 def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
@@ -167,8 +172,7 @@ def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
     assert _fast_index_rows(ann_root, ann) == (0, store.count("chunks"))
     store.optimize()
     assert _fast_index_rows(ann_root, ann) == (store.count("chunks"), 0)
-    for query in STATIC_QUERIES:
-        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    _assert_same_static_tops(ann_root, ann, brute_root, brute)
 
     giraffes = (
         "def feed_the_giraffes(keeper):\n"
@@ -184,14 +188,12 @@ def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
     assert top[0][0] == "app/zoo.py"
     assert top == _static_top(brute_root, brute, "feed giraffes at the zoo")
     assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
-    for query in STATIC_QUERIES:
-        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    _assert_same_static_tops(ann_root, ann, brute_root, brute)
     store.optimize()  # the saved file's rows into the index, the deleted file's out of it
     assert _fast_index_rows(ann_root, ann)[1] == 0
     assert _static_top(ann_root, ann, "feed giraffes at the zoo")[0][0] == "app/zoo.py"
     assert gone not in {path for path, _ in _static_top(ann_root, ann, "def", k=1000)}
-    for query in STATIC_QUERIES:
-        assert _static_top(ann_root, ann, query) == _static_top(brute_root, brute, query)
+    _assert_same_static_tops(ann_root, ann, brute_root, brute)
 
 
 def test_the_servers_vectors_job_builds_the_fast_tier_index_before_minilm(

@@ -87,18 +87,16 @@ class Ranker:
         ranks = {c.chunk.id: dict(zip(c.sources, c.ranks, strict=False)) for c in candidates if c.ranks}
         top = max(scores.values(), default=0.0) or 1.0
         defined: set[str] = set()
+        if not intent.is_symbol:
+            boost_definitions(scores, chunks, intent, self.lookup, self.load, top, defined)
+        boost_path_matches(scores, chunks, intent, top)
+        boost_name_matches(scores, chunks, intent, top)
         if intent.is_symbol:
             # The definition a symbol query names leads over a file whose name only
             # contains that name (``vitestResolver.ts`` for "Vitest"): its boost is
             # measured against the top after the path and name gains.
-            boost_path_matches(scores, chunks, intent, top)
-            boost_name_matches(scores, chunks, intent, top)
             lead = max(scores.values(), default=0.0) or 1.0
             boost_definitions(scores, chunks, intent, self.lookup, self.load, lead, defined)
-        else:
-            boost_definitions(scores, chunks, intent, self.lookup, self.load, top, defined)
-            boost_path_matches(scores, chunks, intent, top)
-            boost_name_matches(scores, chunks, intent, top)
         for cid in defined:
             sources[cid] = (*sources.get(cid, ()), Source.SYMBOL)
         fold_declarations(scores, chunks)
