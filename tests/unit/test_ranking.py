@@ -282,6 +282,13 @@ def test_a_short_wrapper_answers_after_the_function_it_calls() -> None:
     assert sorted(symbols) == sorted(["ProgressBar.render_progress", "ProgressBar.__enter__", "progressbar"])
 
 
+def test_a_name_inside_a_longer_name_is_not_a_call_to_it() -> None:
+    rerun = chunk("a.py", "again", text="def again():\n    rerun()\n")
+    run = chunk("a.py", "run", line=100)
+    out = ranker().rank(fused((rerun, 1.0), (run, 0.5)), understand("how does it start"), frozenset())
+    assert [c.chunk.symbol for c in out] == ["again", "run"]
+
+
 def test_a_long_function_calling_another_candidate_is_not_a_wrapper() -> None:
     caller = chunk("a.py", "main", text="def main():\n    run()\n", kind=ChunkKind.FUNCTION)
     caller = dataclasses.replace(caller, end_line=caller.start_line + 40)

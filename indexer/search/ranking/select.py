@@ -92,7 +92,7 @@ def fold_wrappers(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> None
         own = c.symbol.rsplit(".", 1)[-1]
         body = c.text.split("\n", 1)[-1]
         for name, target in named.items():
-            if target != cid and name != own and f"{name}(" in body:
+            if target != cid and name != own and re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", body):
                 scores[target] = max(scores[target], scores[cid])
                 scores[cid] *= WRAPPER_SHARE
                 break
