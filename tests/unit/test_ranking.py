@@ -249,6 +249,22 @@ def test_query_words_in_a_file_name_lift_that_file() -> None:
     assert ranked_paths(out)[0] == "src/shell_completion.py"
 
 
+def test_a_type_whose_whole_compound_name_the_query_spells_is_lifted() -> None:
+    # click's "shell completion for bash": BashComplete, not a helper that only says completion.
+    helper = chunk("click/shell_completion.py", "get_completion_class", line=456)
+    bash = chunk("click/shell_completion.py", "BashComplete", line=304, kind=ChunkKind.CLASS)
+    out = ranker().rank(fused((helper, 1.0), (bash, 0.97)), understand("shell completion for bash"), frozenset())
+    assert [c.chunk.symbol for c in out][0] == "BashComplete"
+
+
+def test_a_one_word_type_name_is_not_lifted_by_that_word_alone() -> None:
+    # "mutex" in a query does not make every class Mutex the answer.
+    impl = chunk("sync/a.kt", "withPermit", line=10)
+    mutex = chunk("sync/b.kt", "Mutex", line=40, kind=ChunkKind.CLASS)
+    out = ranker().rank(fused((impl, 1.0), (mutex, 0.97)), understand("mutex and semaphore usage"), frozenset())
+    assert [c.chunk.symbol for c in out][0] == "withPermit"
+
+
 def test_overload_stubs_fold_into_the_definition() -> None:
     stub = chunk("src/core.py", "Command.main", line=10, text="@overload\ndef main(self) -> None: ...")
     stub2 = chunk(

@@ -33,6 +33,8 @@ PATH_MATCH_BOOST = 0.6
 STEM_MATCH_BOOST = 0.25
 # Query words in the name of the chunk's definition (and its container), × the share matched.
 NAME_MATCH_BOOST = 0.15
+# A type's name earns it only when it has this many parts, every one in the query.
+CLASS_NAME_PARTS = 2
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -50,7 +52,8 @@ _PATH_HINT = re.compile(
     r"[\w./-]*\w\.(?:py|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala)\b"
 )
 
-# What the name rule lifts: the function that does the thing, not a class header.
+# What the name rule lifts: the function that does the thing; a class header only when
+# the query spells its whole compound name (``_name_gain``).
 _CALLABLE = frozenset({ChunkKind.FUNCTION, ChunkKind.METHOD})
 
 SymbolLookup = Callable[[Sequence[str]], list[Symbol]]
@@ -206,23 +209,33 @@ def boost_name_matches(
     scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
 ) -> None:
     """A words query whose words name the chunk's definition ("how is the progress bar
-    rendered" → ``ProgressBar.render_progress``) lifts it by the share of words matched."""
+    rendered" → ``ProgressBar.render_progress``) lifts it by the share of words matched;
+    a type only when the query spells its whole compound name (``_name_gain``)."""
     if intent.is_symbol or intent.long:
         return
     words = {w for w in intent.words if len(w) > 2}
     if not words:
         return
-    cache: dict[str, float] = {}
+    cache: dict[tuple[str, bool], float] = {}
     for cid in scores:
-        symbol = chunks[cid].symbol
-        if not symbol or chunks[cid].kind not in _CALLABLE:
+        symbol, kind = chunks[cid].symbol, chunks[cid].kind
+        if not symbol or (kind not in _CALLABLE and kind is not ChunkKind.CLASS):
             continue
-        if symbol not in cache:
-            # The definition's own name: its container's is shared by every member.
-            terms = set(split_identifier(last_name(symbol)))
-            matched = sum(1 for w in words if _matches(w, terms))
-            cache[symbol] = NAME_MATCH_BOOST * matched / len(words)
-        scores[cid] += top * cache[symbol]
+        key = (symbol, kind is ChunkKind.CLASS)
+        if key not in cache:
+            cache[key] = _name_gain(last_name(symbol), words, whole=kind is ChunkKind.CLASS)
+        scores[cid] += top * cache[key]
+
+
+def _name_gain(name: str, words: set[str], *, whole: bool) -> float:
+    """The share of query words in a definition's own name (its container's is shared
+    by every member). ``whole``: a type counts only when the query spells every part
+    of a compound name ("shell completion for bash" → ``BashComplete``, not ``Mutex``
+    for any query saying "mutex")."""
+    terms = set(split_identifier(name))
+    if whole and (len(terms) < CLASS_NAME_PARTS or not all(_matches(t, words) for t in terms)):
+        return 0.0
+    return NAME_MATCH_BOOST * sum(1 for w in words if _matches(w, terms)) / len(words)
 
 
 def boost_file_coherence(
