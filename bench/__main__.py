@@ -43,6 +43,7 @@ from . import (
     graph_accuracy,
     probes,
     quality,
+    questions,
     semble_data,
     tier_linux,
     tier_static,
@@ -170,6 +171,8 @@ def tier_semble(table: Table, data: Path) -> None:
     (data / "results").mkdir(parents=True, exist_ok=True)
     (data / "results" / "semble-latest.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
     semble_data.write_status(bench)
+    questions.check_click(table, data)
+    questions.check_demo(table)
 
 
 def tier_swebench(table: Table, data: Path) -> None:

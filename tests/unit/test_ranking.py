@@ -253,16 +253,30 @@ def test_a_type_whose_whole_compound_name_the_query_spells_is_lifted() -> None:
     # click's "shell completion for bash": BashComplete, not a helper that only says completion.
     helper = chunk("click/shell_completion.py", "get_completion_class", line=456)
     bash = chunk("click/shell_completion.py", "BashComplete", line=304, kind=ChunkKind.CLASS)
-    out = ranker().rank(fused((helper, 1.0), (bash, 0.97)), understand("shell completion for bash"), frozenset())
-    assert [c.chunk.symbol for c in out][0] == "BashComplete"
+    out = ranker().rank(
+        fused((helper, 1.0), (bash, 0.97)), understand("shell completion for bash"), frozenset()
+    )
+    assert out[0].chunk.symbol == "BashComplete"
+
+
+def test_a_type_whose_members_are_candidates_leaves_the_answer_to_them() -> None:
+    # "how is the progress bar rendered": the method that renders, not the ProgressBar header.
+    header = chunk("click/_termui_impl.py", "ProgressBar", line=40, kind=ChunkKind.CLASS)
+    render = chunk("click/_termui_impl.py", "ProgressBar.render_progress", line=236, kind=ChunkKind.METHOD)
+    out = ranker().rank(
+        fused((header, 1.0), (render, 0.95)), understand("how is the progress bar rendered"), frozenset()
+    )
+    assert out[0].chunk.symbol == "ProgressBar.render_progress"
 
 
 def test_a_one_word_type_name_is_not_lifted_by_that_word_alone() -> None:
     # "mutex" in a query does not make every class Mutex the answer.
     impl = chunk("sync/a.kt", "withPermit", line=10)
     mutex = chunk("sync/b.kt", "Mutex", line=40, kind=ChunkKind.CLASS)
-    out = ranker().rank(fused((impl, 1.0), (mutex, 0.97)), understand("mutex and semaphore usage"), frozenset())
-    assert [c.chunk.symbol for c in out][0] == "withPermit"
+    out = ranker().rank(
+        fused((impl, 1.0), (mutex, 0.97)), understand("mutex and semaphore usage"), frozenset()
+    )
+    assert out[0].chunk.symbol == "withPermit"
 
 
 def test_overload_stubs_fold_into_the_definition() -> None:

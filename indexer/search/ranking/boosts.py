@@ -210,16 +210,20 @@ def boost_name_matches(
 ) -> None:
     """A words query whose words name the chunk's definition ("how is the progress bar
     rendered" → ``ProgressBar.render_progress``) lifts it by the share of words matched;
-    a type only when the query spells its whole compound name (``_name_gain``)."""
+    a type only when the query spells its whole compound name (``_name_gain``) and
+    none of its members is a candidate (``ProgressBar.render_progress`` answers, not
+    the ``ProgressBar`` header)."""
     if intent.is_symbol or intent.long:
         return
     words = {w for w in intent.words if len(w) > 2}
     if not words:
         return
     cache: dict[tuple[str, bool], float] = {}
+    # A type whose members are candidates of their own: its members carry the answer.
+    containers = {c.symbol.rsplit(".", 1)[0] for cid in scores if "." in (c := chunks[cid]).symbol}
     for cid in scores:
         symbol, kind = chunks[cid].symbol, chunks[cid].kind
-        if not symbol or (kind not in _CALLABLE and kind is not ChunkKind.CLASS):
+        if not symbol or (kind not in _CALLABLE and (kind is not ChunkKind.CLASS or symbol in containers)):
             continue
         key = (symbol, kind is ChunkKind.CLASS)
         if key not in cache:
