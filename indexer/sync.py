@@ -25,6 +25,7 @@ from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embe
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
+from .indices import ensure_indices, ensure_vector_index, needs_optimize
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
 from .model import (
@@ -254,7 +255,7 @@ def index_workspace(
         changed_paths = _sync_text(
             store, entries, settings, embedder, project, counters, progress, cancel, inline
         )
-        store.ensure_indices()
+        ensure_indices(store)
         counters.phases["parse"] = time.perf_counter() - t
 
         if fast is not None and not cancel.is_set():
@@ -262,7 +263,7 @@ def index_workspace(
             # a failed batch): none, usually, and then this is one count.
             embed_fast_pending(store, fast, counters, progress, cancel)
             if not cancel.is_set():  # before MiniLM's minutes: the static tier answers meanwhile
-                store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
+                ensure_vector_index(store, settings.index.vector_index_rows, fast=True)
 
         if embed and not cancel.is_set():
             t = time.perf_counter()
@@ -272,12 +273,12 @@ def index_workspace(
         t = time.perf_counter()
         progress(Progress("optimize", 0, 1))
         if embed and not cancel.is_set():
-            store.ensure_vector_index(settings.index.vector_index_rows)
+            ensure_vector_index(store, settings.index.vector_index_rows)
         # Not after every rebuild: its indices were built after its rows, so none
         # wait outside them, and compacting the write batches' fragments (then
         # remapping the FTS indices) cost the stdlib 4 s of CPU for no measurable
         # query gain. The embedding phase's commits trigger it when they pile up.
-        if store.needs_optimize():
+        if needs_optimize(store):
             store.optimize()
         counters.phases["optimize"] = time.perf_counter() - t
         pending = store.count(CHUNKS, PENDING)
@@ -451,7 +452,7 @@ def flush_writes(
         return
     hashes = [c.content_hash for w in batch for c in w.chunks]
     if vectors is None:
-        vectors = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
+        vectors = store.cache.lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
         counters.from_cache += sum(1 for h in hashes if h in vectors)
     fresh = known is not None and not any(w.record.path in known for w in batch)
     store.write_files(batch, embedder.dimension, vectors, fresh=fresh, fast_vectors=fast_vectors)
