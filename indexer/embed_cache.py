@@ -5,15 +5,31 @@ once for a text is never computed again, whichever file, branch or rebuild asks
 for it. The key (``Settings.vector_cache_key``) names the model and what changes
 its vectors for the same text; the content hash is the hash of the embedded text
 itself, so any index may read any entry.
+
+By default the cache is a few tables of the index's own database. With
+``index.share_worktrees`` in a git repository it is one database per repository
+(``shared_cache``), beside git's common directory, which every worktree's index
+reads and writes: a worktree then holds no copy of the vectors it shares. Its
+writes (a table's creation, merges, compaction) are serialised across processes by
+an flock on ``<cache>/.lock``, because two worktrees write it at once and Lance's
+local commits let a racing ``create_table`` become an overwrite (see DECISIONS.md,
+"team index: publish") and a compaction conflict with a merge. Reads take no lock:
+a Lance read sees one committed version. The index's own cache tables, from before
+sharing, are read for what the shared one lacks until an index run moves them over
+(``absorb_own``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 import lancedb
 import pyarrow as pa
@@ -25,6 +41,10 @@ from .rows import Vectors, arrow_to_matrix, cache_schema, in_filters, vectors_to
 log = logging.getLogger(__name__)
 
 CACHE_PREFIX = "emb_"
+_LOCK = ".lock"
+# Old versions of a shared cache's tables outlive any read of them by this much.
+SHARED_KEEP = timedelta(minutes=5)
+_ABSORB_BATCH = 8_192  # cache rows read at a time when moving an index's own cache over
 
 
 def cache_table_name(key: str) -> str:
@@ -33,12 +53,25 @@ def cache_table_name(key: str) -> str:
 
 
 class EmbedCache:
-    """The cache tables of one LanceDB database (an index's own, by default)."""
+    """The cache tables of one LanceDB database (an index's own, by default).
 
-    def __init__(self, db: lancedb.DBConnection, uri: str) -> None:
+    ``lock``: the file whose flock serialises writers (a shared cache's); ``own``:
+    the index's own cache, read for what this one lacks (a shared cache's).
+    """
+
+    def __init__(
+        self, db: lancedb.DBConnection, uri: str, *, lock: str = "", own: EmbedCache | None = None
+    ) -> None:
         self.uri = uri
         self._db = db
+        self._lock = lock
+        self._own = own
         self._tables: dict[str, lancedb.table.Table] = {}
+
+    @property
+    def shared(self) -> bool:
+        """Whether this is a repository's cache, shared by its worktrees' indexes."""
+        return self._own is not None
 
     def table_names(self) -> list[str]:
         """The cache tables, one per model key that ever embedded here."""
@@ -52,26 +85,38 @@ class EmbedCache:
         """Drop the open table handles (the database was deleted or rebuilt)."""
         self._tables.clear()
 
-    def _table(self, key: str, dim: int) -> lancedb.table.Table:
-        name = cache_table_name(key)
+    def _existing(self, name: str) -> lancedb.table.Table | None:
+        """A cache table if it exists (never created: a reader takes no lock)."""
         if name not in self._tables:
-            if name in self.table_names():
-                self._tables[name] = self._db.open_table(name)
-            else:
-                from lancedb.index import BTree
-
-                tbl = self._db.create_table(name, schema=cache_schema(dim))
-                tbl.create_index("content_hash", config=BTree())
-                self._tables[name] = tbl
+            if name not in self.table_names():
+                return None
+            self._tables[name] = self._db.open_table(name)
         return self._tables[name]
+
+    def _table(self, name: str, schema: pa.Schema) -> lancedb.table.Table:
+        """A cache table, created if missing; callers hold the lock."""
+        tbl = self._existing(name)
+        if tbl is None:
+            from lancedb.index import BTree
+
+            tbl = self._db.create_table(name, schema=schema)
+            tbl.create_index("content_hash", config=BTree())
+            self._tables[name] = tbl
+        return tbl
 
     def lookup(self, key: str, dim: int, hashes: Iterable[str]) -> dict[str, Vectors]:
         """Vectors already computed under this model key for these content hashes."""
         wanted = sorted(set(hashes))
         if not wanted:
             return {}
-        tbl = self._table(key, dim)
-        if tbl.count_rows() == 0:
+        out = self._lookup(cache_table_name(key), dim, wanted)
+        if self._own is not None and len(out) < len(wanted):
+            out.update(self._own.lookup(key, dim, [h for h in wanted if h not in out]))
+        return out
+
+    def _lookup(self, name: str, dim: int, wanted: Sequence[str]) -> dict[str, Vectors]:
+        tbl = self._existing(name)
+        if tbl is None or tbl.count_rows() == 0:
             return {}
         out: dict[str, Vectors] = {}
         for flt in in_filters("content_hash", wanted):
@@ -92,35 +137,112 @@ class EmbedCache:
             schema=cache_schema(dim),
         )
         with self._writing(f"caching {len(hashes)} vectors", "cache"):
-            tbl = self._table(key, dim)
-            tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
+            self._merge(cache_table_name(key), data)
+
+    def _merge(self, name: str, data: pa.Table) -> None:
+        """Add rows of hashes the table lacks; callers hold the lock."""
+        tbl = self._table(name, data.schema)
+        tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
 
     def ensure_indices(self) -> None:
         """The BTree on ``content_hash`` of every cache table (lookups and merges go by it)."""
         from lancedb.index import BTree
 
-        for name in self.table_names():
-            tbl = self._tables.get(name) or self._db.open_table(name)
-            if ("content_hash",) not in {tuple(i.columns) for i in tbl.list_indices()}:
-                tbl.create_index("content_hash", config=BTree())
+        with self._locked():
+            for name in self.table_names():
+                tbl = self._tables.get(name) or self._db.open_table(name)
+                if ("content_hash",) not in {tuple(i.columns) for i in tbl.list_indices()}:
+                    tbl.create_index("content_hash", config=BTree())
 
     def optimize(self, keep_versions_for: timedelta) -> None:
-        """Compact the cache tables and prune their old versions (best effort)."""
-        for name in self.table_names():
+        """Compact the cache tables and prune their old versions (best effort). A shared
+        cache keeps them at least ``SHARED_KEEP``: other worktrees read it without a lock."""
+        if self.shared:
+            keep_versions_for = max(keep_versions_for, SHARED_KEEP)
+        with self._locked():
+            for name in self.table_names():
+                try:
+                    (self._tables.get(name) or self._db.open_table(name)).optimize(
+                        cleanup_older_than=keep_versions_for
+                    )
+                except Exception as exc:  # optimisation is best effort: the data is whole
+                    log.warning("optimising %s failed: %s", name, exc)
+
+    def absorb_own(self) -> int:
+        """Move the index's own cache tables (from before sharing) into this shared cache,
+        then drop them: their vectors stay cached, once. Returns the rows moved. A crash
+        between the two leaves them to be moved again (hashes already here are skipped)."""
+        if self._own is None:
+            return 0
+        moved = 0
+        for name in self._own.table_names():
+            source = self._own._db.open_table(name)
+            schema = cache_schema(source.schema.field("vector").type.list_size)
+            rows = source.search().select(["content_hash", "vector"]).limit(None)
+            with self._writing(f"moving the cache table {name} to {self.uri}", "cache"):
+                for batch in rows.to_batches(_ABSORB_BATCH):
+                    self._merge(name, pa.Table.from_batches([batch]).cast(schema))
+                    moved += batch.num_rows
+            self._own.drop(name)
+        if moved:
+            log.info("moved %d cached vectors of the index into the shared cache at %s", moved, self.uri)
+        return moved
+
+    def drop(self, name: str) -> None:
+        """Drop one cache table."""
+        self._tables.pop(name, None)
+        with self._writing(f"dropping the cache table {name}", "cache"):
+            self._db.drop_table(name)
+
+    def disk_bytes(self) -> int:
+        """Bytes the cache's own database holds on disk (0 for the index's own: counted with it)."""
+        if not self.shared:
+            return 0
+        return sum(f.stat().st_size for f in Path(self.uri).rglob("*") if f.is_file())
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the cache's writer lock (none for an index's own cache: the index's
+        writer lock covers it)."""
+        if not self._lock:
+            yield
+            return
+        fd = os.open(self._lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
             try:
-                (self._tables.get(name) or self._db.open_table(name)).optimize(
-                    cleanup_older_than=keep_versions_for
-                )
-            except Exception as exc:  # optimisation is best effort: the data is whole
-                log.warning("optimising %s failed: %s", name, exc)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                log.debug("waiting for the shared embedding cache's lock at %s", self._lock)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
 
     @contextlib.contextmanager
     def _writing(self, what: str, point: str) -> Iterator[None]:
-        """Translate a failed write (a full disk above all) into a StoreError, once."""
+        """Hold the lock; translate a failed write (a full disk above all) into a StoreError, once."""
         try:
             fail_point(point)
-            yield
+            with self._locked():
+                yield
         except StoreError:
             raise
         except (OSError, RuntimeError, ValueError) as exc:
             raise store_write_error(self.uri, what, exc) from exc
+
+
+def shared_cache(folder: Path, own: EmbedCache) -> EmbedCache | None:
+    """The repository's shared cache in ``folder`` (created if missing), reading ``own``
+    for what it lacks; None when it cannot be opened there (the index keeps its own)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = folder / _LOCK
+        lock.touch(exist_ok=True)
+        # Strong consistency: another worktree's commits are seen by the next read.
+        db = lancedb.connect(str(folder), read_consistency_interval=timedelta(0))
+    except Exception as exc:
+        log.warning("no shared embedding cache at %s, the index keeps its own: %s", folder, exc)
+        return None
+    return EmbedCache(db, str(folder), lock=str(lock), own=own)

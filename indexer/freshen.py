@@ -40,6 +40,7 @@ from .sync import (
 )
 from .vectors import embed_fast_pending, embed_pending
 from .workspace import IgnoreMatcher
+from .worktrees import shared_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def normalise_paths(paths: Iterable[str]) -> list[str]:
 
 
 def _open_for_write(uri: str, root: Path, settings: Settings, embedder: Embedder) -> Store:
-    store = Store(uri)
+    store = Store(uri, cache_dir=shared_cache_dir(root, settings))
     reason = rebuild_reason(store.read_meta(), wanted_meta(settings, embedder))
     if reason:
         raise IndexMissingError(
@@ -242,7 +243,7 @@ def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> boo
     Returns whether it optimised."""
     uri = index_uri_for(root.resolve(), settings)
     with writer_lock(uri, wait=wait):
-        store = Store(uri)
+        store = Store(uri, cache_dir=shared_cache_dir(root.resolve(), settings))
         if store.read_meta() is None:
             return False
         ensure_vector_index(store, settings.index.vector_index_rows)

@@ -35,7 +35,7 @@ import lancedb
 import pyarrow as pa
 
 from . import journal
-from .embed_cache import EmbedCache
+from .embed_cache import EmbedCache, shared_cache
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
 from .heap import arrow_on_system_pool
@@ -127,6 +127,8 @@ class PendingChunk:
     text: str
 
 
+# How long an optimize keeps old table versions (for readers of an older one).
+KEEP_VERSIONS_FOR = timedelta(minutes=5)
 # Seconds an object store may take to connect before a read or write gives up.
 STORE_TIMEOUT_S = 10.0
 
@@ -139,8 +141,11 @@ class Store:
         uri: str,
         *,
         storage_options: dict[str, str] | None = None,
-        keep_versions_for: timedelta = timedelta(minutes=5),
+        keep_versions_for: timedelta = KEEP_VERSIONS_FOR,
+        cache_dir: Path | None = None,
     ) -> None:
+        """``cache_dir``: the repository's shared embedding cache (``worktrees.shared_cache_dir``);
+        None, or a folder that cannot be opened: the cache is the index's own."""
         self.uri = uri
         if storage_options is None:
             storage_options = default_storage_options(uri, STORE_TIMEOUT_S)
@@ -160,8 +165,8 @@ class Store:
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
         self._all_symbols: tuple[int, list[Symbol]] | None = None
         self._all_symbols_lock = threading.Lock()
-        # The embedding cache: in the index's own database.
-        self.cache = EmbedCache(self._db, uri)
+        own = EmbedCache(self._db, uri)
+        self.cache = (shared_cache(cache_dir, own) if cache_dir else None) or own
 
     # ----- opening -------------------------------------------------------------
 
@@ -577,13 +582,9 @@ def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -
     return out
 
 
-def default_index_uri(root: Path, index_dir: str) -> str:
-    """Where a workspace's index lives: ``index_dir`` relative to the root, or a URI."""
-    return index_uri(root, index_dir)
-
-
 def index_uri_for(root: Path, settings: Settings) -> str:
-    return default_index_uri(root, settings.index.index_dir)
+    """Where a workspace's index lives: ``index.index_dir`` relative to the root, or a URI."""
+    return index_uri(root, settings.index.index_dir)
 
 
 def open_store(root: Path, settings: Settings) -> Store:

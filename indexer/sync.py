@@ -49,6 +49,7 @@ from .store import (
     FAST_DIMENSION_KEY,
     FAST_EMBEDDED,
     FAST_MODEL_KEY,
+    KEEP_VERSIONS_FOR,
     PENDING,
     SCHEMA_VERSION,
     SYMBOLS,
@@ -59,6 +60,7 @@ from .store import index_uri_for as index_uri_for  # their home was here: caller
 from .store import open_store as open_store
 from .vectors import embed_fast_pending, embed_pending
 from .workspace import ignore_note, walk
+from .worktrees import shared_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -211,13 +213,18 @@ def index_workspace(
         )
     )
     with lock:
-        store = Store(uri) if keep_versions_for is None else Store(uri, keep_versions_for=keep_versions_for)
+        store = Store(
+            uri,
+            keep_versions_for=keep_versions_for or KEEP_VERSIONS_FOR,
+            cache_dir=shared_cache_dir(root, settings),
+        )
         want = wanted_meta(settings, embedder)
         reason = "asked for (--rebuild)" if rebuild else rebuild_reason(store.read_meta(), want)
         if reason:
             log.info("building the index from scratch: %s", reason)
             store.create(want)
         _sweep_orphans(store)
+        store.cache.absorb_own()  # an index from before the shared cache: its vectors move there
 
         t = time.perf_counter()
         progress(Progress("walk", 0, 0))
@@ -472,7 +479,7 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
     uri = index_uri_for(root, settings)
     if not index_exists_at(uri):  # opening a missing index directory would create it
         return IndexStatus(root=str(root), index_path=uri, exists=False)
-    store = Store(uri)
+    store = Store(uri, cache_dir=shared_cache_dir(root, settings))
     meta = store.read_meta()
     if meta is None:
         return IndexStatus(root=str(root), index_path=uri, exists=False)
@@ -501,6 +508,9 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         fast_vectors_done=fast_done,
         fast_vectors_pending=chunks - fast_done if meta.fast_model_id else 0,
         index_bytes=store.index_bytes(),
+        cache_path=store.cache.uri,
+        cache_shared=store.cache.shared,
+        cache_bytes=store.cache.disk_bytes(),
         skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),
