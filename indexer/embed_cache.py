@@ -130,6 +130,13 @@ class EmbedCache:
 
     def put(self, key: str, dim: int, hashes: Sequence[str], vectors: Vectors) -> None:
         """Remember vectors by content hash (hashes already present keep their vector)."""
+        name = cache_table_name(key)
+        if self.shared and hashes:
+            # What another worktree cached already (a copy from its index brings
+            # nothing else) costs no lock and no commit.
+            have = self._present(name, hashes)
+            keep = [i for i, h in enumerate(hashes) if h not in have]
+            hashes, vectors = [hashes[i] for i in keep], vectors[keep]
         if not hashes:
             return
         data = pa.table(
@@ -137,7 +144,17 @@ class EmbedCache:
             schema=cache_schema(dim),
         )
         with self._writing(f"caching {len(hashes)} vectors", "cache"):
-            self._merge(cache_table_name(key), data)
+            self._merge(name, data)
+
+    def _present(self, name: str, hashes: Sequence[str]) -> set[str]:
+        tbl = self._existing(name)
+        if tbl is None:
+            return set()
+        out: set[str] = set()
+        for flt in in_filters("content_hash", list(hashes)):
+            res = tbl.search().where(flt).select(["content_hash"]).limit(None).to_arrow()
+            out.update(res.column("content_hash").to_pylist())
+        return out
 
     def _merge(self, name: str, data: pa.Table) -> None:
         """Add rows of hashes the table lacks; callers hold the lock."""

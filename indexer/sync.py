@@ -479,7 +479,9 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
     uri = index_uri_for(root, settings)
     if not index_exists_at(uri):  # opening a missing index directory would create it
         return IndexStatus(root=str(root), index_path=uri, exists=False)
-    store = Store(uri, cache_dir=shared_cache_dir(root, settings))
+    cache = shared_cache_dir(root, settings)
+    # Reading never writes: a shared cache no index run has made yet is not made here.
+    store = Store(uri, cache_dir=cache if cache is not None and cache.is_dir() else None)
     meta = store.read_meta()
     if meta is None:
         return IndexStatus(root=str(root), index_path=uri, exists=False)
