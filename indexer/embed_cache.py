@@ -8,15 +8,16 @@ itself, so any index may read any entry.
 
 By default the cache is a few tables of the index's own database. With
 ``index.share_worktrees`` in a git repository it is one database per repository
-(``shared_cache``), beside git's common directory, which every worktree's index
-reads and writes: a worktree then holds no copy of the vectors it shares. Its
-writes (a table's creation, merges, compaction) are serialised across processes by
-an flock on ``<cache>/.lock``, because two worktrees write it at once and Lance's
-local commits let a racing ``create_table`` become an overwrite (see DECISIONS.md,
-"team index: publish") and a compaction conflict with a merge. Reads take no lock:
-a Lance read sees one committed version. The index's own cache tables, from before
-sharing, are read for what the shared one lacks until an index run moves them over
-(``absorb_own``).
+(``shared_cache``) in git's common directory, which every worktree's index reads
+and writes: a worktree then holds no copy of the vectors it shares. Its writes (a
+table's creation, merges, compaction) are serialised across processes by an flock
+on ``<cache>/.lock``: without it, three processes writing one new cache at once
+failed 2 runs of 3 — a writer found no table while another created it, two merges
+of the same hashes both inserted them (1,015 rows for 975 hashes), a merge read a
+data file a compaction had just pruned. Reads take no lock (a Lance read sees one
+committed version; a shared cache keeps old versions ``SHARED_KEEP``). The index's
+own cache tables, from before sharing, are read for what the shared one lacks
+until an index run moves them over (``absorb_own``).
 """
 
 from __future__ import annotations
