@@ -141,8 +141,8 @@ def test_an_index_from_before_the_shared_cache_keeps_its_vectors_and_moves_them_
     # The next index run moves them into the repository's cache, and embeds nothing.
     report = index_workspace(main, settings, embedder=embedder)
     assert report.chunks_embedded == 0 and _own_cache_tables(main) == []
-    shared = shared_cache(shared_cache_dir(main, settings) or Path(), EmbedCache(store._db, store.uri))
-    assert shared is not None and shared.table_names() == [table]
+    shared = _open_shared(tmp_path, shared_cache_dir(main, settings) or Path())
+    assert shared.table_names() == [table]
     assert len(shared.lookup(key, embedder.dimension, hashes)) == len(hashes) == old.chunks_embedded
     with writer_lock(index_uri_for(main, settings), wait=False):  # no copy: the cache alone serves it
         assert index_workspace(feature, load_settings(feature), embedder=embedder).chunks_embedded == 0
