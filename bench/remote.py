@@ -1,6 +1,6 @@
 """The team-index figures: publish to S3 on loopback, a laptop's overlay vs indexing alone.
 
-    .venv/bin/python -m bench.remote [--packages email json http ...] [--work DIR]
+    .venv/bin/python -m bench.remote [--packages email json http ...] [--work DIR] [--worktrees-only]
 
 Copies a part of this interpreter's standard library (all of it without
 ``--packages``: an hour of embedding on two busy cores), then measures
@@ -8,7 +8,10 @@ Copies a part of this interpreter's standard library (all of it without
 * indexing alone (what a laptop does without a remote: parse + embed),
 * publishing the same tree to ``s3://`` on a moto server on 127.0.0.1 (time, bytes),
 * a second checkout with one file edited, overlaying that remote: time to vectors done,
-* hybrid search p50 on the overlaid index vs the index built alone.
+* hybrid search p50 on the overlaid index vs the index built alone,
+* 5 worktrees of one repository: each one's time to ready, and the disk their
+  indexes and the repository's shared embedding cache take vs 5 separate indexes
+  (``--worktrees-only``: this alone, without the S3 server).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from codesift.indexer.embed import make_embedder
@@ -28,7 +32,9 @@ from codesift.indexer.publish import publish
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.sync import index_workspace, open_store
+from codesift.indexer.store import Store
+from codesift.indexer.sync import index_uri_for, index_workspace, open_store
+from codesift.indexer.worktrees import shared_cache_dir
 
 from . import corpora
 
@@ -74,8 +80,7 @@ def _worktrees(alone: Path, work: Path, n: int) -> None:
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
         subprocess.run(["git", "-C", str(main), *cmd], check=True, env=env, capture_output=True)
     embedder = make_embedder(Settings().embed)
-    index_workspace(main, load_settings(main), embedder=embedder)
-    one = _bytes(main / ".codesift")
+    index_workspace(main, load_settings(main), embedder=embedder)  # its cache moves to the repository's
     seconds = []
     for i in range(1, n):
         tree = work / f"wt{i}"
@@ -85,11 +90,24 @@ def _worktrees(alone: Path, work: Path, n: int) -> None:
         t = time.perf_counter()
         index_workspace(tree, load_settings(tree), embedder=embedder)
         seconds.append(time.perf_counter() - t)
-    total = sum(_bytes(work / f"wt{i}" / ".codesift") for i in range(n))
+    trees = [work / f"wt{i}" for i in range(n)]
+    cache = shared_cache_dir(main, load_settings(main))
+    shared = _bytes(cache) if cache is not None and cache.is_dir() else 0
     print(
-        f"{n} worktrees: each new one ready in {min(seconds):.1f}-{max(seconds):.1f} s; "
-        f"index disk {total / 1e6:.1f} MB vs {n * one / 1e6:.1f} MB for {n} separate indexes"
+        f"{n} worktrees: each new one ready in {min(seconds):.1f}-{max(seconds):.1f} s; shared embedding "
+        f"cache {shared / 1e6:.1f} MB ({cache if shared else 'none: each index has its own'})"
     )
+    for when in ("just built", "settled (versions older than 1 ms pruned)"):
+        if when != "just built":
+            time.sleep(0.01)
+            for root in [alone, *trees]:  # what the next optimize after 5 minutes leaves
+                Store(index_uri_for(root, load_settings(root))).optimize(timedelta(milliseconds=1))
+        indexes = sum(_bytes(t / ".codesift") for t in trees)
+        one = _bytes(alone / ".codesift")  # a separate index: its own cache inside
+        print(
+            f"  {when}: {(indexes + shared) / 1e6:.1f} MB ({indexes / 1e6:.1f} MB of indexes + "
+            f"{shared / 1e6:.1f} MB shared) vs {n * one / 1e6:.1f} MB for {n} separate indexes"
+        )
 
 
 def main() -> None:
@@ -100,6 +118,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
     ap.add_argument("--no-embed", action="store_true", help="text phase only (the copy's cost at scale)")
+    ap.add_argument("--worktrees-only", action="store_true", help="index alone, then the worktrees; no S3")
+    ap.add_argument(
+        "--no-shared-cache",
+        action="store_true",
+        help="each index keeps its own cache (as before; to compare)",
+    )
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-remote-"))
     src = work / "ci"
@@ -110,6 +134,18 @@ def main() -> None:
     else:
         corpora.copy_stdlib(src)
 
+    if args.no_shared_cache:
+        from codesift.indexer import freshen, sync
+
+        sync.shared_cache_dir = freshen.shared_cache_dir = lambda root, settings: None  # type: ignore[assignment]
+    if args.worktrees_only:
+        alone = shutil.copytree(src, work / "alone")
+        t = time.perf_counter()
+        built = index_workspace(alone, load_settings(alone), embedder=make_embedder(Settings().embed))
+        alone_s = time.perf_counter() - t
+        print(f"tree: {built.files_seen} files, {built.chunks_written} chunks; alone {alone_s:.1f} s")
+        _worktrees(alone, work, max(args.worktrees, 2))
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.integration.test_remote_s3 import _start_server  # the same server the tests start
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from .embed import Embedder
 from .errors import IndexMissingError
 from .filework import process_file
+from .indices import ensure_vector_index, needs_optimize
 from .model import FileRecord, FileWrite, embedding_text
 from .paths import index_path
 from .progress import Counters, ProgressFn, no_progress
@@ -39,6 +40,7 @@ from .sync import (
 )
 from .vectors import embed_fast_pending, embed_pending
 from .workspace import IgnoreMatcher
+from .worktrees import shared_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ def normalise_paths(paths: Iterable[str]) -> list[str]:
 
 
 def _open_for_write(uri: str, root: Path, settings: Settings, embedder: Embedder) -> Store:
-    store = Store(uri)
+    store = Store(uri, cache_dir=shared_cache_dir(root, settings))
     reason = rebuild_reason(store.read_meta(), wanted_meta(settings, embedder))
     if reason:
         raise IndexMissingError(
@@ -176,12 +178,12 @@ def _embed_into_cache(
     if not chunks or len(chunks) > PRE_EMBED_CHUNKS:
         return None
     key = settings.vector_cache_key(embedder.model_id)
-    vectors = store.cache_lookup(key, embedder.dimension, chunks)
+    vectors = store.cache.lookup(key, embedder.dimension, chunks)
     counters.from_cache += len(vectors)
     missing = [h for h in chunks if h not in vectors]
     if missing:
         fresh = embedder.embed_documents([chunks[h] for h in missing])
-        store.cache_put(key, embedder.dimension, missing, fresh)
+        store.cache.put(key, embedder.dimension, missing, fresh)
         vectors.update(zip(missing, fresh, strict=True))
         counters.embedded += len(missing)
     return vectors
@@ -223,30 +225,30 @@ def embed_vectors(
         if fast is not None:
             embed_fast_pending(store, fast, progress=progress, cancel=cancel)
             if not (cancel and cancel.is_set()):  # before MiniLM's minutes: the static tier answers meanwhile
-                store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
+                ensure_vector_index(store, settings.index.vector_index_rows, fast=True)
         done = embed_pending(
             store, embedder, settings, progress=progress, cancel=cancel, first=first, step=step_chunks
         )
         if not (cancel and cancel.is_set()):
-            store.ensure_vector_index(settings.index.vector_index_rows)
-        if done and store.needs_optimize():
+            ensure_vector_index(store, settings.index.vector_index_rows)
+        if done and needs_optimize(store):
             store.optimize()  # vectors rewrote rows: fold them back into the FTS index
         return done
 
 
 def optimize_index(root: Path, settings: Settings, *, wait: bool = False) -> bool:
     """After a burst of saves: compact the tables and fold new rows into the indices,
-    once enough has piled up (``Store.needs_optimize``). Saves wait for it (2.4 s at
+    once enough has piled up (``indices.needs_optimize``). Saves wait for it (2.4 s at
     101k chunks), so a few saves' rows are left to be searched unindexed instead.
     Returns whether it optimised."""
     uri = index_uri_for(root.resolve(), settings)
     with writer_lock(uri, wait=wait):
-        store = Store(uri)
+        store = Store(uri, cache_dir=shared_cache_dir(root.resolve(), settings))
         if store.read_meta() is None:
             return False
-        store.ensure_vector_index(settings.index.vector_index_rows)
-        store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
-        if not store.needs_optimize():
+        ensure_vector_index(store, settings.index.vector_index_rows)
+        ensure_vector_index(store, settings.index.vector_index_rows, fast=True)
+        if not needs_optimize(store):
             return False
         store.optimize()
         return True

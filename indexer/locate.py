@@ -28,6 +28,29 @@ def repository_root(folder: Path) -> Path | None:
     return None
 
 
+def git_common_dir(folder: Path) -> Path | None:
+    """Git's common directory of the repository holding ``folder`` (what
+    ``git rev-parse --git-common-dir`` prints: the main worktree's ``.git`` for every
+    worktree), read from the files git writes, without running git; None outside git."""
+    top = repository_root(folder.resolve())
+    if top is None:
+        return None
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:  # a worktree's (or submodule's) `.git` file: "gitdir: <its git dir>"
+        line = dot_git.read_text(encoding="utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return None
+        git_dir = (top / line[len("gitdir:") :].strip()).resolve()
+        common = git_dir / "commondir"  # a worktree's; a submodule's git dir is its own common dir
+        if common.is_file():
+            return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        return None
+    return git_dir if git_dir.is_dir() else None
+
+
 def enclosing_index_root(start: Path, index_dir: str = DEFAULT_INDEX_DIR) -> Path | None:
     """The nearest folder at or above ``start`` whose index may answer for ``start``.
 

@@ -266,6 +266,11 @@ class IndexStatus:
     fast_vectors_done: int = 0
     fast_vectors_pending: int = 0
     index_bytes: int = 0
+    # The embedding cache: the index's own (inside index_path), or the repository's,
+    # shared by its worktrees' indexes (index.share_worktrees) and not in index_bytes.
+    cache_path: str = ""
+    cache_shared: bool = False
+    cache_bytes: int = 0
     skipped: tuple[FileRecord, ...] = field(default_factory=tuple)
     failed: tuple[FileRecord, ...] = field(default_factory=tuple)
     notes: tuple[FileRecord, ...] = field(default_factory=tuple)  # indexed with a caveat

@@ -38,10 +38,10 @@ from .errors import StoreError
 from .model import FileStatus, RemoteStatus, WalkEntry
 from .objectstore import normalise_uri, within
 from .remote import Manifest, RemoteIndex, incompatibility, newest_manifest, source_commit
-from .rows import arrow_to_matrix
+from .rows import arrow_to_matrix, in_filters
 from .settings import Settings
 from .source import read_source
-from .store import CHUNKS, EDGES, EMBEDDED, FILES, SYMBOLS, IndexMeta, Store, in_filters
+from .store import CHUNKS, EDGES, EMBEDDED, FILES, SYMBOLS, IndexMeta, Store
 from .worktrees import sibling_index
 
 log = logging.getLogger(__name__)
@@ -359,7 +359,7 @@ def _cache_vectors(store: Store, chunks: pa.Table, cache_key: str, dim: int) -> 
         first.setdefault(h, i)
     keep = list(first.values())
     vectors = arrow_to_matrix(embedded.column("vector").take(pa.array(keep)), dim)
-    store.cache_put(cache_key, dim, list(first), vectors.astype(np.float32))
+    store.cache.put(cache_key, dim, list(first), vectors.astype(np.float32))
     return len(keep)
 
 

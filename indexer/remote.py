@@ -22,6 +22,7 @@ from pathlib import Path
 import lancedb
 import pyarrow as pa
 
+from .embed_cache import cache_table_name
 from .errors import StoreError
 from .objectstore import explain, storage_options, within
 from .store import CHUNKS, EDGES, EMBEDDED, FILES, META, PUBLISHED, SYMBOLS, IndexMeta, Store
@@ -101,7 +102,7 @@ def write_manifest(
     if meta is None:
         raise StoreError(f"nothing to publish at {store.uri}: the index is incomplete")
     versions = {name: store.table(name).version for name in DATA_TABLES}
-    cache = store.cache_table_name(cache_key)
+    cache = cache_table_name(cache_key)
     if cache in store.table_names():
         versions[cache] = store.table(cache).version
     chunks = store.count(CHUNKS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,20 @@ from .heap import shared_int
 from .model import Chunk, ChunkKind, Edge, EdgeKind, FileRecord, Position, Span, Symbol, SymbolKind
 
 Vectors = npt.NDArray[np.float32]
+
+IN_BATCH = 500  # values per SQL IN (...) list
+
+
+def sql_str(value: str) -> str:
+    """A string literal for a LanceDB filter."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
+    """``column IN (...)`` filters covering ``values``, a bounded number of values each."""
+    for i in range(0, len(values), IN_BATCH):
+        part = values[i : i + IN_BATCH]
+        yield f"{column} IN ({', '.join(sql_str(v) for v in part)})"
 
 
 def vector_type(dim: int) -> pa.DataType:

@@ -89,8 +89,10 @@ class IndexSettings:
     share_worktrees: bool = field(
         default=True,
         metadata=_doc(
-            "Without index.remote: a new worktree's first index copies, rows and vectors, the files "
-            "whose content matches another worktree's index of the same repository."
+            "Worktrees of one git repository share one embedding cache (in git's common directory, "
+            "never in a work tree), and without index.remote a new worktree's first index copies, rows "
+            "and vectors, the files whose content matches another worktree's index. Off: each index "
+            "keeps its own cache and copies nothing."
         ),
     )
     vector_index_rows: int = field(

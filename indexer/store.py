@@ -20,14 +20,12 @@ the whole table (~120 ms at 100k chunks, more on the edges).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import shutil
 import threading
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -37,6 +35,7 @@ import lancedb
 import pyarrow as pa
 
 from . import journal
+from .embed_cache import EmbedCache, shared_cache
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
 from .heap import arrow_on_system_pool
@@ -48,10 +47,9 @@ from .rows import (
     CHUNK_COLUMNS,
     FAST_VECTOR,
     HAS_FAST_VECTOR,
+    IN_BATCH,
     SYMBOL_COLUMNS,
     Vectors,
-    arrow_to_matrix,
-    cache_schema,
     chunk_from_row,
     chunks_schema,
     chunks_table,
@@ -59,7 +57,9 @@ from .rows import (
     edges_table,
     files_schema,
     files_table,
+    in_filters,
     meta_schema,
+    sql_str,
     symbol_from_row,
     symbols_from_table,
     symbols_schema,
@@ -85,9 +85,7 @@ SYMBOLS = "symbols"
 EDGES = "edges"
 META = "meta"
 PUBLISHED = "published"  # the publish manifest (indexer.remote)
-_IN_BATCH = 500  # values per SQL IN (...) list
 _SYMBOL_BATCH = 32_768  # symbol rows read at a time
-_CACHE_PREFIX = "emb_"
 # Filters on chunks: those still waiting for a vector, and those with one.
 PENDING = "has_vector = false"
 EMBEDDED = "has_vector = true"
@@ -98,16 +96,6 @@ FAST_EMBEDDED = f"{HAS_FAST_VECTOR} = true"
 # manifest and a remote's compatibility check carry them as they carry every setting.
 FAST_MODEL_KEY = "fast_model"
 FAST_DIMENSION_KEY = "fast_dimension"
-
-
-def _sql_str(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def in_filters(column: str, values: Sequence[str]) -> Iterator[str]:
-    for i in range(0, len(values), _IN_BATCH):
-        part = values[i : i + _IN_BATCH]
-        yield f"{column} IN ({', '.join(_sql_str(v) for v in part)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +127,10 @@ class PendingChunk:
     text: str
 
 
+# How long an optimize keeps old table versions (for readers of an older one).
+KEEP_VERSIONS_FOR = timedelta(minutes=5)
 # Seconds an object store may take to connect before a read or write gives up.
 STORE_TIMEOUT_S = 10.0
-
-# IVF partitions of the approximate vector index: one per this many vectors.
-VECTORS_PER_PARTITION = 25_000
-# HNSW graph effort of the fast tier's index (lancedb's default, the main index's: 300).
-FAST_EF_CONSTRUCTION = 150
 
 
 class Store:
@@ -156,8 +141,11 @@ class Store:
         uri: str,
         *,
         storage_options: dict[str, str] | None = None,
-        keep_versions_for: timedelta = timedelta(minutes=5),
+        keep_versions_for: timedelta = KEEP_VERSIONS_FOR,
+        cache_dir: Path | None = None,
     ) -> None:
+        """``cache_dir``: the repository's shared embedding cache (``worktrees.shared_cache_dir``);
+        None, or a folder that cannot be opened: the cache is the index's own."""
         self.uri = uri
         if storage_options is None:
             storage_options = default_storage_options(uri, STORE_TIMEOUT_S)
@@ -177,6 +165,8 @@ class Store:
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
         self._all_symbols: tuple[int, list[Symbol]] | None = None
         self._all_symbols_lock = threading.Lock()
+        own = EmbedCache(self._db, uri)
+        self.cache = (shared_cache(cache_dir, own) if cache_dir else None) or own
 
     # ----- opening -------------------------------------------------------------
 
@@ -211,7 +201,7 @@ class Store:
 
     def create_table(self, name: str, data: pa.Table) -> None:
         """A new table of the index's own (beside the data tables), e.g. the publish manifest."""
-        with self._writing(f"creating table {name}", "create"):
+        with self.writing(f"creating table {name}", "create"):
             self._tables[name] = self._db.create_table(name, data=data)
 
     def read_meta(self) -> IndexMeta | None:
@@ -335,7 +325,7 @@ class Store:
         else:
             flts = list(in_filters("path", list(paths or ())))
             if under:
-                flts.append(f"starts_with(path, {_sql_str(under.rstrip('/') + '/')})")
+                flts.append(f"starts_with(path, {sql_str(under.rstrip('/') + '/')})")
             rows = [r for flt in flts for r in tbl.search().where(flt).limit(None).to_arrow().to_pylist()]
         out: dict[str, FileRecord] = {}
         for r in rows:
@@ -396,7 +386,7 @@ class Store:
         pending = FAST_PENDING if fast else PENDING
         query = self._table(CHUNKS).search().where(pending)
         if paths:
-            flt = next(in_filters("path", list(paths)[:_IN_BATCH]))
+            flt = next(in_filters("path", list(paths)[:IN_BATCH]))
             query = self._table(CHUNKS).search().where(f"{pending} AND {flt}")
         rows = query.select(["id", "path", "content_hash", "text"]).limit(limit).to_arrow()
         return [PendingChunk(r["id"], r["path"], r["content_hash"], r["text"]) for r in rows.to_pylist()]
@@ -410,58 +400,6 @@ class Store:
                 with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(dirpath, f)).st_size
         return total
-
-    # ----- the embedding cache ---------------------------------------------------
-
-    @staticmethod
-    def cache_table_name(model_id: str) -> str:
-        return _CACHE_PREFIX + hashlib.sha1(model_id.encode()).hexdigest()[:16]
-
-    def _cache_names(self) -> list[str]:
-        """The embedding cache tables, one per model that ever embedded here."""
-        return sorted(n for n in self.table_names() if n.startswith(_CACHE_PREFIX))
-
-    def _cache(self, model_id: str, dim: int) -> lancedb.table.Table:
-        name = self.cache_table_name(model_id)
-        if name not in self._tables:
-            if name in self.table_names():
-                self._tables[name] = self._db.open_table(name)
-            else:
-                from lancedb.index import BTree
-
-                tbl = self._db.create_table(name, schema=cache_schema(dim))
-                tbl.create_index("content_hash", config=BTree())
-                self._tables[name] = tbl
-        return self._tables[name]
-
-    def cache_lookup(self, model_id: str, dim: int, hashes: Iterable[str]) -> dict[str, Vectors]:
-        """Vectors already computed by this model for these content hashes."""
-        wanted = sorted(set(hashes))
-        if not wanted:
-            return {}
-        tbl = self._cache(model_id, dim)
-        if tbl.count_rows() == 0:
-            return {}
-        out: dict[str, Vectors] = {}
-        for flt in in_filters("content_hash", wanted):
-            res = tbl.search().where(flt).select(["content_hash", "vector"]).limit(None).to_arrow()
-            if res.num_rows == 0:
-                continue
-            vecs = arrow_to_matrix(res.column("vector"), dim)
-            for h, v in zip(res.column("content_hash").to_pylist(), vecs, strict=True):
-                out[h] = v
-        return out
-
-    def cache_put(self, model_id: str, dim: int, hashes: Sequence[str], vectors: Vectors) -> None:
-        if not hashes:
-            return
-        data = pa.table(
-            {"content_hash": pa.array(hashes, pa.string()), "vector": vectors_to_arrow(vectors, dim)},
-            schema=cache_schema(dim),
-        )
-        with self._writing(f"caching {len(hashes)} vectors", "cache"):
-            tbl = self._cache(model_id, dim)
-            tbl.merge_insert("content_hash").when_not_matched_insert_all().execute(data)
 
     # ----- writing -------------------------------------------------------------
 
@@ -505,7 +443,7 @@ class Store:
         """
         paths = files.column("path").to_pylist()
         what = f"writing {len(paths)} files"
-        with self._writing(what, "journal"):
+        with self.writing(what, "journal"):
             journal.mark(self.uri, paths)  # before any delete: a disk already full loses nothing
         versions = {name: self._table(name).version for name in (FILES, CHUNKS, SYMBOLS, EDGES)}
         try:
@@ -546,7 +484,7 @@ class Store:
         return True
 
     @contextlib.contextmanager
-    def _writing(self, what: str, point: str) -> Iterator[None]:
+    def writing(self, what: str, point: str) -> Iterator[None]:
         """Translate a failed write (a full disk above all) into a StoreError, once."""
         try:
             fail_point(point)
@@ -570,7 +508,7 @@ class Store:
     def touch_files(self, records: Sequence[FileRecord]) -> None:
         """Update only the files rows (size, mtime) of files whose content is unchanged."""
         if records:
-            with self._writing(f"updating {len(records)} files rows", "touch"):
+            with self.writing(f"updating {len(records)} files rows", "touch"):
                 self._table(FILES).merge_insert("path").when_matched_update_all().execute(
                     files_table(records)
                 )
@@ -607,115 +545,23 @@ class Store:
                 flag: pa.array([True] * len(ids), pa.bool_()),
             }
         )
-        with self._writing(f"storing {len(ids)} vectors", "vectors"):
+        with self.writing(f"storing {len(ids)} vectors", "vectors"):
             self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
-
-    def ensure_indices(self) -> None:
-        """Create the FTS and scalar indices if missing (cheap when present)."""
-        with self._writing("building the search indices", "index"):
-            self._ensure_indices()
-
-    def _ensure_indices(self) -> None:
-        from lancedb.index import FTS, BTree
-
-        chunks = self._table(CHUNKS)
-        have = {tuple(i.columns) for i in chunks.list_indices()}
-        fts = FTS(with_position=True, stem=False, remove_stop_words=False)
-        # BM25 reads the split column alone (see search.keyword): an FTS index on the
-        # raw text would only cost build time, disk, and an optimize 2.7× as long.
-        if ("search_text",) not in have:
-            chunks.create_index("search_text", config=fts)
-        # id: a vectors batch merges by it, and the ranking stage loads chunks by it
-        # (101k chunks: merging 500 vectors 3.6 → 1.2 s, loading 60 chunks 47 → 27 ms).
-        for column in ("path", "id"):
-            if (column,) not in have:
-                chunks.create_index(column, config=BTree())
-        want = {SYMBOLS: ("name_lower", "path"), EDGES: ("path",)}
-        want.update({name: ("content_hash",) for name in self._cache_names()})
-        for name, columns in want.items():
-            tbl = self._table(name)
-            have = {tuple(i.columns) for i in tbl.list_indices()}
-            for column in columns:
-                if (column,) not in have:
-                    tbl.create_index(column, config=BTree())  # replace, remove and lookup by it
-
-    def has_vector_index(self, *, fast: bool = False) -> bool:
-        """Whether the main model's vectors (``fast``: the fast tier's) have an approximate index."""
-        column = FAST_VECTOR if fast else "vector"
-        return any(tuple(i.columns) == (column,) for i in self._table(CHUNKS).list_indices())
-
-    def ensure_vector_index(self, min_rows: int, *, fast: bool = False) -> bool:
-        """Build the approximate vector index once ``min_rows`` chunks have vectors
-        (``fast``: over the fast tier's column, once that many have a fast vector).
-
-        Brute force is exact and fast enough below ~50k vectors (65 ms at 100k on
-        two cores is not); IVF_HNSW_SQ answers in ~5 ms with recall ~0.9-0.95.
-        Built once; rows added later, and rows the other tier's vectors rewrote, are
-        searched exactly until ``optimize`` folds them in. Returns whether it built
-        one (seconds to minutes: writers only).
-        """
-        if min_rows <= 0 or (fast and self.fast_dimension() == 0) or self.has_vector_index(fast=fast):
-            return False
-        column, embedded = (FAST_VECTOR, FAST_EMBEDDED) if fast else ("vector", EMBEDDED)
-        rows = self.count(CHUNKS, embedded)
-        if rows < min_rows:
-            return False
-        from lancedb.index import HnswSq
-
-        started = time.perf_counter()
-        partitions = max(1, rows // VECTORS_PER_PARTITION)
-        # The fast tier's index is built while MiniLM waits to start (and saves for the
-        # writer): half the graph-building effort builds it in 71 s instead of 118 s at
-        # 102k static vectors (load ~7), recall@10 0.953 against 0.963.
-        config = (
-            HnswSq(distance_type="cosine", num_partitions=partitions, ef_construction=FAST_EF_CONSTRUCTION)
-            if fast
-            else HnswSq(distance_type="cosine", num_partitions=partitions)
-        )
-        what = "the fast tier's vector index" if fast else "the vector index"
-        with self._writing(f"building {what}", "index"):
-            self._table(CHUNKS).create_index(column, config=config)
-        log.info(
-            "built the %s index over %d vectors (%d partitions) in %.1f s",
-            column,
-            rows,
-            partitions,
-            time.perf_counter() - started,
-        )
-        return True
-
-    def needs_optimize(self, unindexed_rows: int = 500, versions: int = 100) -> bool:
-        """Whether enough has changed since the last optimize to pay for one.
-
-        New rows are searchable before they are folded into the FTS index, only
-        slower, and a row whose vector is filled in is a new row too: BM25 scans
-        the unindexed ones (~100 ms CPU for 5.6k rows on the stdlib, ~18 ms for the
-        whole indexed 100k). An optimize of a 50k-chunk index takes seconds, so small
-        runs skip it until 500 rows or 100 versions pile up.
-        """
-        try:
-            chunks = self._table(CHUNKS)
-            for idx in chunks.list_indices():
-                stats = chunks.index_stats(idx.name)
-                if stats is not None and stats.num_unindexed_rows >= unindexed_rows:
-                    return True
-            return len(chunks.list_versions()) >= versions
-        except (OSError, RuntimeError, ValueError) as exc:
-            log.debug("cannot read index statistics, optimising: %s", exc)
-            return True
 
     def optimize(self, keep_versions_for: timedelta | None = None) -> None:
         """Compact, fold new rows into the indices, prune old versions (older than ``keep_versions_for``)."""
         keep_versions_for = keep_versions_for or self.keep_versions_for
-        for name in (CHUNKS, SYMBOLS, EDGES, FILES, *self._cache_names()):
+        for name in (CHUNKS, SYMBOLS, EDGES, FILES):
             try:
                 self._table(name).optimize(cleanup_older_than=keep_versions_for)
             except Exception as exc:  # optimisation is best effort: the data is whole
                 log.warning("optimising %s failed: %s", name, exc)
+        self.cache.optimize(keep_versions_for)
 
     def drop_everything(self) -> None:
         """Delete the whole index directory (local) — used by `codesift index --rebuild`."""
         self._tables.clear()
+        self.cache.forget()
         if self.is_local:
             shutil.rmtree(self.uri, ignore_errors=True)
         else:
@@ -736,13 +582,9 @@ def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -
     return out
 
 
-def default_index_uri(root: Path, index_dir: str) -> str:
-    """Where a workspace's index lives: ``index_dir`` relative to the root, or a URI."""
-    return index_uri(root, index_dir)
-
-
 def index_uri_for(root: Path, settings: Settings) -> str:
-    return default_index_uri(root, settings.index.index_dir)
+    """Where a workspace's index lives: ``index.index_dir`` relative to the root, or a URI."""
+    return index_uri(root, settings.index.index_dir)
 
 
 def open_store(root: Path, settings: Settings) -> Store:

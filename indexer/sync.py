@@ -25,6 +25,7 @@ from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embe
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import process_file
+from .indices import ensure_indices, ensure_vector_index, needs_optimize
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
 from .model import (
@@ -48,6 +49,7 @@ from .store import (
     FAST_DIMENSION_KEY,
     FAST_EMBEDDED,
     FAST_MODEL_KEY,
+    KEEP_VERSIONS_FOR,
     PENDING,
     SCHEMA_VERSION,
     SYMBOLS,
@@ -58,6 +60,7 @@ from .store import index_uri_for as index_uri_for  # their home was here: caller
 from .store import open_store as open_store
 from .vectors import embed_fast_pending, embed_pending
 from .workspace import ignore_note, walk
+from .worktrees import shared_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -210,13 +213,18 @@ def index_workspace(
         )
     )
     with lock:
-        store = Store(uri) if keep_versions_for is None else Store(uri, keep_versions_for=keep_versions_for)
+        store = Store(
+            uri,
+            keep_versions_for=keep_versions_for or KEEP_VERSIONS_FOR,
+            cache_dir=shared_cache_dir(root, settings),
+        )
         want = wanted_meta(settings, embedder)
         reason = "asked for (--rebuild)" if rebuild else rebuild_reason(store.read_meta(), want)
         if reason:
             log.info("building the index from scratch: %s", reason)
             store.create(want)
         _sweep_orphans(store)
+        store.cache.absorb_own()  # an index from before the shared cache: its vectors move there
 
         t = time.perf_counter()
         progress(Progress("walk", 0, 0))
@@ -254,7 +262,7 @@ def index_workspace(
         changed_paths = _sync_text(
             store, entries, settings, embedder, project, counters, progress, cancel, inline
         )
-        store.ensure_indices()
+        ensure_indices(store)
         counters.phases["parse"] = time.perf_counter() - t
 
         if fast is not None and not cancel.is_set():
@@ -262,7 +270,7 @@ def index_workspace(
             # a failed batch): none, usually, and then this is one count.
             embed_fast_pending(store, fast, counters, progress, cancel)
             if not cancel.is_set():  # before MiniLM's minutes: the static tier answers meanwhile
-                store.ensure_vector_index(settings.index.vector_index_rows, fast=True)
+                ensure_vector_index(store, settings.index.vector_index_rows, fast=True)
 
         if embed and not cancel.is_set():
             t = time.perf_counter()
@@ -272,12 +280,12 @@ def index_workspace(
         t = time.perf_counter()
         progress(Progress("optimize", 0, 1))
         if embed and not cancel.is_set():
-            store.ensure_vector_index(settings.index.vector_index_rows)
+            ensure_vector_index(store, settings.index.vector_index_rows)
         # Not after every rebuild: its indices were built after its rows, so none
         # wait outside them, and compacting the write batches' fragments (then
         # remapping the FTS indices) cost the stdlib 4 s of CPU for no measurable
         # query gain. The embedding phase's commits trigger it when they pile up.
-        if store.needs_optimize():
+        if needs_optimize(store):
             store.optimize()
         counters.phases["optimize"] = time.perf_counter() - t
         pending = store.count(CHUNKS, PENDING)
@@ -451,7 +459,7 @@ def flush_writes(
         return
     hashes = [c.content_hash for w in batch for c in w.chunks]
     if vectors is None:
-        vectors = store.cache_lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
+        vectors = store.cache.lookup(settings.vector_cache_key(embedder.model_id), embedder.dimension, hashes)
         counters.from_cache += sum(1 for h in hashes if h in vectors)
     fresh = known is not None and not any(w.record.path in known for w in batch)
     store.write_files(batch, embedder.dimension, vectors, fresh=fresh, fast_vectors=fast_vectors)
@@ -471,7 +479,9 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
     uri = index_uri_for(root, settings)
     if not index_exists_at(uri):  # opening a missing index directory would create it
         return IndexStatus(root=str(root), index_path=uri, exists=False)
-    store = Store(uri)
+    cache = shared_cache_dir(root, settings)
+    # Reading never writes: a shared cache no index run has made yet is not made here.
+    store = Store(uri, cache_dir=cache if cache is not None and cache.is_dir() else None)
     meta = store.read_meta()
     if meta is None:
         return IndexStatus(root=str(root), index_path=uri, exists=False)
@@ -500,6 +510,9 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         fast_vectors_done=fast_done,
         fast_vectors_pending=chunks - fast_done if meta.fast_model_id else 0,
         index_bytes=store.index_bytes(),
+        cache_path=store.cache.uri,
+        cache_shared=store.cache.shared,
+        cache_bytes=store.cache.disk_bytes(),
         skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),

@@ -82,7 +82,7 @@ def embed_pending(
         for p in pending:
             by_hash.setdefault(p.content_hash, []).append(p.id)
             texts[p.content_hash] = embedding_text(p.path, p.text)
-        cached = store.cache_lookup(key, embedder.dimension, by_hash)
+        cached = store.cache.lookup(key, embedder.dimension, by_hash)
         missing = [h for h in by_hash if h not in cached]
         counters.from_cache += len(by_hash) - len(missing)
         embedded: list[str] = []
@@ -107,7 +107,7 @@ def embed_pending(
                 refused.update(p.id for p in pending if p.content_hash in refused_now)
                 refused_now.clear()
             if embedded:
-                store.cache_put(key, embedder.dimension, embedded, np.concatenate(vectors))
+                store.cache.put(key, embedder.dimension, embedded, np.concatenate(vectors))
             ids = [i for h in by_hash if h in cached for i in by_hash[h]]
             if ids:
                 matrix = np.stack([cached[h] for h in by_hash if h in cached for _ in by_hash[h]])

@@ -6,6 +6,9 @@ so ``git worktree add`` costs seconds of copying instead of minutes of embedding
 A sibling's index is live, not published: it is read under its writer lock
 (taken without waiting, so two worktrees indexing at once never wait on each
 other; the busy one is simply not copied from this time).
+
+Every worktree's index also reads and writes one embedding cache per repository
+(``shared_cache_dir``), so the vectors of shared content are stored once.
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ from __future__ import annotations
 import logging
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .locate import index_exists_at
-from .store import default_index_uri
+from .locate import git_common_dir, index_exists_at, index_uri
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Where the repository's shared embedding cache lives, under git's common directory:
+# outside every work tree (never committed, never walked), one per repository.
+SHARED_CACHE = "codesift/embed-cache"
 
 
 def _git(root: Path, *args: str) -> str:
@@ -51,7 +61,18 @@ def sibling_index(root: Path, index_dir: str, own_uri: str) -> tuple[Path, str] 
     if "://" in index_dir or Path(index_dir).is_absolute():
         return None  # one index shared by every worktree already: nothing to copy
     for other in worktree_roots(root):
-        uri = default_index_uri(other, index_dir)
+        uri = index_uri(other, index_dir)
         if uri != own_uri and index_exists_at(uri):
             return other, uri
     return None
+
+
+def shared_cache_dir(root: Path, settings: Settings) -> Path | None:
+    """The embedding cache the worktrees of ``root``'s repository share, or None: the
+    index keeps its own (``index.share_worktrees`` off, no git repository, or an index
+    that is not per worktree — a URI or an absolute ``index_dir`` is one index already)."""
+    index_dir = settings.index.index_dir
+    if not settings.index.share_worktrees or "://" in index_dir or Path(index_dir).is_absolute():
+        return None
+    common = git_common_dir(root)
+    return common / SHARED_CACHE if common is not None else None

@@ -244,6 +244,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         *_fast_tier_rows(st),
         ("schema", str(st.schema_version)),
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
+        ("embedding cache", _cache_row(st)),
         *_remote_rows(st.remote),
         ("server", _server_row(server)),
     ]
@@ -258,6 +259,12 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
                 out.print(f"  {r.path}: {r.reason}")
             if limit and len(records) > limit:
                 out.print(f"  … and {len(records) - limit} more (--all lists them)")
+
+
+def _cache_row(st: IndexStatus) -> str:
+    if not st.cache_shared:
+        return "in the index"
+    return f"{st.cache_path} (shared by the repository's worktrees, {st.cache_bytes / 1e6:,.1f} MB)"
 
 
 def _server_info(root: Path) -> dict[str, object] | None:

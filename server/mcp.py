@@ -477,6 +477,11 @@ class AgentTools(GraphTools):
                 ),
                 f"  model {st.model} ({st.dimension} dims), schema {st.schema_version}, "
                 f"{st.index_bytes / 1e6:,.1f} MB on disk",
+                *(
+                    [f"  embedding cache shared by the repository's worktrees: {st.cache_path}"]
+                    if st.cache_shared
+                    else []
+                ),
             ]
             if st.remote is not None:
                 state = "reachable" if st.remote.reachable else "unreachable at the last index run"

@@ -24,8 +24,8 @@ import pyarrow as pa
 from ..heap import arrow_on_system_pool, release_memory, shared_int
 from ..languages.bindings import IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..rows import symbols_from_table
-from ..store import EDGES, FILES, SYMBOLS, Store, in_filters
+from ..rows import in_filters, symbols_from_table
+from ..store import EDGES, FILES, SYMBOLS, Store
 from .columns import (
     EDGE_COLUMNS,
     KIND_CODE,

@@ -14,8 +14,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..rows import in_filters
 from ..settings import IndexSettings
-from ..store import CHUNKS, Store, in_filters
+from ..store import CHUNKS, Store
 from .filters import and_where, path_allowed
 from .grep_memory import OverlayFilter, TextMatcher, normalise_overlay_path, search_overlay
 from .keyword import KeywordHit

@@ -26,8 +26,9 @@ from ..errors import CodesiftError, QueryError
 from ..graph import Graph
 from ..model import Chunk, FileStatus
 from ..paths import os_path
+from ..rows import in_filters
 from ..settings import SearchSettings, Settings
-from ..store import CHUNKS, FAST_PENDING, FILES, PENDING, IndexMeta, Store, in_filters, load_chunks
+from ..store import CHUNKS, FAST_PENDING, FILES, PENDING, IndexMeta, Store, load_chunks
 from ..text import search_text
 from . import bounds, exact
 from . import grep as grep_mod

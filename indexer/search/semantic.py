@@ -21,8 +21,8 @@ from lancedb.query import LanceVectorQueryBuilder
 
 from ..embed import Embedder
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunk_from_row
-from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store, in_filters
+from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunk_from_row, in_filters
+from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store
 
 # The kb-agent spec's cut-off for its vector_search tool (a cosine distance). Only
 # there: inside hybrid it removed every vector hit from 77 of 419 benchmark queries.

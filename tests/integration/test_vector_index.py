@@ -10,6 +10,7 @@ import pytest
 
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import embed_vectors, reindex_paths
+from codesift.indexer.indices import has_vector_index
 from codesift.indexer.progress import Progress
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest, Source
@@ -46,8 +47,8 @@ def test_vector_index_built_at_the_threshold_and_search_answers_the_same(
     ann = load_settings(ann_root, {"index": {"vector_index_rows": 4}})
     index_workspace(brute_root, brute, embedder=embedder)
     index_workspace(ann_root, ann, embedder=embedder)
-    assert not open_store(brute_root, brute).has_vector_index()  # 50,000 by default
-    assert open_store(ann_root, ann).has_vector_index()
+    assert not has_vector_index(open_store(brute_root, brute))  # 50,000 by default
+    assert has_vector_index(open_store(ann_root, ann))
     for query in ("check a user's password against the stored hash", "retry a failed upload"):
         assert (
             top_paths(ann_root, ann, embedder, query)[0] == top_paths(brute_root, brute, embedder, query)[0]
@@ -58,7 +59,7 @@ def test_rows_added_after_the_vector_index_are_found(tmp_path: Path, embedder: E
     root = write_workspace(tmp_path / "ws")
     settings = load_settings(root, {"index": {"vector_index_rows": 4}})
     index_workspace(root, settings, embedder=embedder)
-    assert open_store(root, settings).has_vector_index()
+    assert has_vector_index(open_store(root, settings))
     (root / "app" / "zoo.py").write_text(
         "def feed_the_giraffes(keeper):\n"
         '    """Give every giraffe in the zoo its leaves."""\n'
@@ -72,7 +73,7 @@ def test_vector_index_never_built_when_the_setting_is_zero(tmp_path: Path, embed
     root = write_workspace(tmp_path / "ws")
     settings = load_settings(root, {"index": {"vector_index_rows": 0}})
     index_workspace(root, settings, embedder=embedder)
-    assert not open_store(root, settings).has_vector_index()
+    assert not has_vector_index(open_store(root, settings))
 
 
 def test_hybrid_without_any_vector_says_the_index_is_incomplete(tmp_path: Path, embedder: Embedder) -> None:
@@ -142,7 +143,7 @@ def test_fast_tier_index_built_before_minilm_and_the_static_tier_answers_the_sam
         # answers searches now, from its own index.
         if p.phase == "embed" and p.done == 0 and not seen:
             store = open_store(ann_root, ann)
-            seen.append((store.has_vector_index(fast=True), store.has_vector_index()))
+            seen.append((has_vector_index(store, fast=True), has_vector_index(store)))
             res = search(
                 store, SearchRequest(STATIC_QUERIES[0], mode="vector"), ann, root=ann_root, embedder=embedder
             )
@@ -151,8 +152,8 @@ def test_fast_tier_index_built_before_minilm_and_the_static_tier_answers_the_sam
     index_workspace(brute_root, brute, embedder=embedder)
     index_workspace(ann_root, ann, embedder=embedder, progress=as_minilm_starts)
     assert seen == [(True, False)]
-    assert open_store(ann_root, ann).has_vector_index(fast=True)
-    assert not open_store(brute_root, brute).has_vector_index(fast=True)  # 50,000 by default
+    assert has_vector_index(open_store(ann_root, ann), fast=True)
+    assert not has_vector_index(open_store(brute_root, brute), fast=True)  # 50,000 by default
     _assert_same_static_tops(ann_root, ann, brute_root, brute)
 
 
@@ -166,7 +167,7 @@ def test_fast_tier_index_stays_consistent_as_minilm_fills_in_and_files_change(
     for root, settings in ((brute_root, brute), (ann_root, ann)):
         index_workspace(root, settings, embedder=embedder)
     store = open_store(ann_root, ann)
-    assert store.has_vector_index(fast=True) and store.has_vector_index()
+    assert has_vector_index(store, fast=True) and has_vector_index(store)
     # MiniLM rewrote every row after the fast tier's index was built: those rows left it,
     # and an optimize folds them back in.
     assert _fast_index_rows(ann_root, ann) == (0, store.count("chunks"))
@@ -202,13 +203,13 @@ def test_the_servers_vectors_job_builds_the_fast_tier_index_before_minilm(
     root = write_workspace(tmp_path / "ws")
     settings = load_settings(root, {"index": {"vector_index_rows": 4}})
     index_workspace(root, settings, embedder=embedder, embed=False)  # the server's text phase
-    assert not open_store(root, settings).has_vector_index(fast=True)
+    assert not has_vector_index(open_store(root, settings), fast=True)
     seen: list[bool] = []
 
     def as_minilm_starts(p: Progress) -> None:
         if p.phase == "embed" and p.done == 0 and not seen:
-            seen.append(open_store(root, settings).has_vector_index(fast=True))
+            seen.append(has_vector_index(open_store(root, settings), fast=True))
 
     embed_vectors(root, settings, embedder=embedder, progress=as_minilm_starts)
     assert seen == [True]
-    assert open_store(root, settings).has_vector_index()
+    assert has_vector_index(open_store(root, settings))
