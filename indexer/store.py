@@ -52,7 +52,7 @@ from .rows import (
     Vectors,
     arrow_to_matrix,
     cache_schema,
-    chunk_from_row,
+    chunks_from_table,
     chunks_schema,
     chunks_table,
     edges_schema,
@@ -177,6 +177,7 @@ class Store:
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
         self._all_symbols: tuple[int, list[Symbol]] | None = None
         self._all_symbols_lock = threading.Lock()
+        self._pins = threading.local()
 
     # ----- opening -------------------------------------------------------------
 
@@ -272,7 +273,7 @@ class Store:
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """(size, mtime_ns) of every indexed file, remembered until the files table's next commit."""
         tbl = self._table(FILES)
-        version = tbl.version
+        version = self._version(FILES)
         if self._file_stats is None or self._file_stats[0] != version:
             cols = tbl.search().select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
             stats = dict(
@@ -358,10 +359,36 @@ class Store:
             out.update(col.unique().to_pylist())
         return out
 
+    @contextlib.contextmanager
+    def pinned_versions(self) -> Iterator[None]:
+        """Inside (on this thread), each table's version is read once: one search's
+        counts, meta and file stats check the tables once instead of ~9 times. Every
+        read is a round trip to lancedb's event-loop thread that lists the table's
+        versions on disk (0.4-1 ms each on a loaded machine). Queries themselves still
+        see the latest commit."""
+        outer = getattr(self._pins, "versions", None)
+        if outer is None:
+            self._pins.versions = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._pins.versions = None
+
+    def _version(self, name: str) -> int:
+        """The table's current version (read once per ``pinned_versions`` block)."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        if pins is None:
+            return int(self._table(name).version)
+        version = pins.get(name)
+        if version is None:
+            version = pins[name] = int(self._table(name).version)
+        return version
+
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of a table matching ``where``, remembered until the table's next commit."""
         tbl = self._table(table)
-        version = tbl.version
+        version = self._version(table)
         key = (table, where)
         hit = self._counts.get(key)
         if hit is not None and hit[0] == version:
@@ -373,7 +400,7 @@ class Store:
     def current_meta(self) -> IndexMeta | None:
         """``read_meta`` for the hot path: re-read only when the meta table changed."""
         try:
-            version = self._table(META).version
+            version = self._version(META)
         except (IndexMissingError, OSError, RuntimeError, ValueError):
             return self.read_meta()
         if self._meta is not None and self._meta[0] == version:
@@ -731,8 +758,8 @@ def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -
         if where:
             flt = f"({flt}) AND ({where})"
         rows = store.table(CHUNKS).search().where(flt).select(CHUNK_COLUMNS).limit(None).to_arrow()
-        for r in rows.to_pylist():
-            out[str(r["id"])] = chunk_from_row(r)
+        for chunk in chunks_from_table(rows):
+            out[chunk.id] = chunk
     return out
 
 

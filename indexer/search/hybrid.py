@@ -210,6 +210,23 @@ def search(
     if not (plan.keywords.strip() or plan.semantic_query):
         # The specification: an empty or whitespace query returns an empty list, no error.
         return SearchResult((), _empty_report(started, "empty query: nothing to search for"))
+    with store.pinned_versions():  # the report's counts and stats check each table once
+        return _run(store, plan, settings, root, embedder, overlay, graph, semantic_off, started)
+
+
+def _run(
+    store: Store,
+    plan: _Plan,
+    settings: Settings,
+    root: Path,
+    embedder: Embedder | None,
+    overlay: Mapping[str, str] | None,
+    graph: Graph | None,
+    semantic_off: str,
+    started: float,
+) -> SearchResult:
+    """``search``'s steps after the plan: retrieve → fuse → rank → report → expand."""
+    request = plan.request
     got = _retrieve(
         store, plan, settings, root=root, embedder=embedder, overlay=overlay, semantic_off=semantic_off
     )

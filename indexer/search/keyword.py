@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from lancedb.query import MatchQuery
 
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, chunk_from_row
+from ..rows import CHUNK_COLUMNS, chunks_from_table
 from ..store import CHUNKS, Store
 from ..text import split_identifier
 
@@ -205,4 +205,5 @@ def bm25(store: Store, query: str, limit: int, where: str | None = None) -> list
     if where:
         search = search.where(where, prefilter=True)
     rows = search.select([*CHUNK_COLUMNS, "_score"]).limit(limit).to_arrow()
-    return [KeywordHit(chunk_from_row(r), float(r["_score"])) for r in rows.to_pylist()]
+    scores = rows.column("_score").to_pylist()
+    return [KeywordHit(c, float(s)) for c, s in zip(chunks_from_table(rows), scores, strict=True)]

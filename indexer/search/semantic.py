@@ -21,7 +21,7 @@ from lancedb.query import LanceVectorQueryBuilder
 
 from ..embed import Embedder
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunk_from_row
+from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunks_from_table
 from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store, in_filters
 
 # The kb-agent spec's cut-off for its vector_search tool (a cosine distance). Only
@@ -117,13 +117,13 @@ def vector_search(
     rows = search.select([*CHUNK_COLUMNS, "_distance"]).to_arrow()
     hits: list[VectorHit] = []
     dropped = 0
-    for r in rows.to_pylist():
-        dist = float(r["_distance"])
+    for chunk, d in zip(chunks_from_table(rows), rows.column("_distance").to_pylist(), strict=True):
+        dist = float(d)
         similarity = 1.0 - dist
         if (threshold is not None and dist >= threshold) or similarity < min_similarity:
             dropped += 1
             continue
-        hits.append(VectorHit(chunk_from_row(r), similarity))
+        hits.append(VectorHit(chunk, similarity))
     return VectorResult(hits, dropped)
 
 
