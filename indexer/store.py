@@ -778,7 +778,7 @@ def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -
     for flt in in_filters("id", list(dict.fromkeys(ids))):
         if where:
             flt = f"({flt}) AND ({where})"
-        rows = store.table(CHUNKS).search().where(flt).select(CHUNK_COLUMNS).limit(None).to_arrow()
+        rows = fetch(store.query(CHUNKS).where(flt).select(CHUNK_COLUMNS))
         for chunk in chunks_from_table(rows):
             out[chunk.id] = chunk
     return out
