@@ -325,26 +325,34 @@ CHUNK_COLUMNS = [
 ]
 
 
-def chunk_from_row(r: dict[str, object]) -> Chunk:
-    """Rebuild a Chunk from a ``chunks`` row selected with CHUNK_COLUMNS (the BM25 column
-    ``search_text`` is not read back: ``Chunk.search_text`` stays empty)."""
+def chunks_from_table(tbl: pa.Table) -> list[Chunk]:
+    """The Chunks of a ``chunks`` result selected with CHUNK_COLUMNS, read a column at a
+    time (a row-wise ``to_pylist`` built a dict per row: ~7 ms of CPU per 240 BM25 rows).
+    The BM25 column ``search_text`` is not read back: ``Chunk.search_text`` stays empty."""
+    if tbl.num_rows == 0:
+        return []
 
-    def i(key: str) -> int:
-        v = r[key]
-        return int(v) if isinstance(v, int) else 0
+    def col(name: str) -> list[object]:
+        values: list[object] = tbl.column(name).to_pylist()
+        return values
 
-    return Chunk(
-        id=str(r["id"]),
-        path=str(r["path"]),
-        project=str(r["project"] or ""),
-        language=str(r["language"] or ""),
-        kind=ChunkKind(str(r["kind"])),
-        symbol=str(r["symbol"] or ""),
-        start_line=i("start_line"),
-        end_line=i("end_line"),
-        text=str(r["text"]),
-        content_hash=str(r["content_hash"]),
-    )
+    return [
+        Chunk(
+            id=str(cid),
+            path=str(path),
+            project=str(project or ""),
+            language=str(language or ""),
+            kind=ChunkKind(str(kind)),
+            symbol=str(symbol or ""),
+            start_line=start if isinstance(start, int) else 0,
+            end_line=end if isinstance(end, int) else 0,
+            text=str(text),
+            content_hash=str(content_hash),
+        )
+        for cid, path, project, language, kind, symbol, start, end, text, content_hash in zip(
+            *(col(c) for c in CHUNK_COLUMNS), strict=True
+        )
+    ]
 
 
 #: the ``symbols`` table's columns a ``Symbol`` is made of

@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING
 
 import lancedb
 import pyarrow as pa
+from lancedb.background_loop import LOOP
+from lancedb.query import AsyncQuery, AsyncQueryBase
+from lancedb.table import AsyncTable, LanceTable
 
 from . import journal
 from .embed_cache import EmbedCache, shared_cache
@@ -50,7 +53,7 @@ from .rows import (
     IN_BATCH,
     SYMBOL_COLUMNS,
     Vectors,
-    chunk_from_row,
+    chunks_from_table,
     chunks_schema,
     chunks_table,
     edges_schema,
@@ -167,6 +170,7 @@ class Store:
         self._all_symbols_lock = threading.Lock()
         own = EmbedCache(self._db, uri)
         self.cache = (shared_cache(cache_dir, own) if cache_dir else None) or own
+        self._pins = threading.local()
 
     # ----- opening -------------------------------------------------------------
 
@@ -198,6 +202,15 @@ class Store:
                 ) from exc
             self._tables[name] = tbl
         return tbl
+
+    def query(self, name: str) -> AsyncQuery:
+        """A query of a table on lancedb's async API, for the searches' hot paths: run it
+        with ``fetch``. The table is the same object (and caches) ``table`` reads."""
+        tbl = self._table(name)
+        if not isinstance(tbl, LanceTable):  # a local or s3:// index is always one
+            raise StoreError(f"table {name!r} of {self.uri} cannot be queried asynchronously")
+        inner: AsyncTable = tbl._table
+        return inner.query()
 
     def create_table(self, name: str, data: pa.Table) -> None:
         """A new table of the index's own (beside the data tables), e.g. the publish manifest."""
@@ -262,7 +275,7 @@ class Store:
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """(size, mtime_ns) of every indexed file, remembered until the files table's next commit."""
         tbl = self._table(FILES)
-        version = tbl.version
+        version = self._version(FILES)
         if self._file_stats is None or self._file_stats[0] != version:
             cols = tbl.search().select(["path", "size", "mtime_ns"]).limit(None).to_arrow()
             stats = dict(
@@ -348,10 +361,36 @@ class Store:
             out.update(col.unique().to_pylist())
         return out
 
+    @contextlib.contextmanager
+    def pinned_versions(self) -> Iterator[None]:
+        """Inside (on this thread), each table's version is read once: one search's
+        counts, meta and file stats check the tables once instead of ~9 times. Every
+        read is a round trip to lancedb's event-loop thread that lists the table's
+        versions on disk (0.4-1 ms each on a loaded machine). Queries themselves still
+        see the latest commit."""
+        outer = getattr(self._pins, "versions", None)
+        if outer is None:
+            self._pins.versions = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._pins.versions = None
+
+    def _version(self, name: str) -> int:
+        """The table's current version (read once per ``pinned_versions`` block)."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        if pins is None:
+            return int(self._table(name).version)
+        version = pins.get(name)
+        if version is None:
+            version = pins[name] = int(self._table(name).version)
+        return version
+
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of a table matching ``where``, remembered until the table's next commit."""
         tbl = self._table(table)
-        version = tbl.version
+        version = self._version(table)
         key = (table, where)
         hit = self._counts.get(key)
         if hit is not None and hit[0] == version:
@@ -363,7 +402,7 @@ class Store:
     def current_meta(self) -> IndexMeta | None:
         """``read_meta`` for the hot path: re-read only when the meta table changed."""
         try:
-            version = self._table(META).version
+            version = self._version(META)
         except (IndexMissingError, OSError, RuntimeError, ValueError):
             return self.read_meta()
         if self._meta is not None and self._meta[0] == version:
@@ -570,15 +609,24 @@ class Store:
                     self._db.drop_table(name)
 
 
+def fetch(query: AsyncQueryBase) -> pa.Table:
+    """Run a query built on ``Store.query`` in one round trip to lancedb's event-loop
+    thread. The sync builder took six per query (two schema reads, the plan, each
+    batch), and a hybrid search's sources queued behind each other's on that one
+    thread: 102k chunks, hybrid p50 44.8 → 39.2 ms, CPU 59.7 → 51.4 ms per search."""
+    table: pa.Table = LOOP.run(query.to_arrow())  # type: ignore[no-untyped-call]
+    return table
+
+
 def load_chunks(store: Store, ids: Sequence[str], *, where: str | None = None) -> dict[str, Chunk]:
     """The chunks with these ids (missing ids, and those ``where`` excludes, are absent)."""
     out: dict[str, Chunk] = {}
     for flt in in_filters("id", list(dict.fromkeys(ids))):
         if where:
             flt = f"({flt}) AND ({where})"
-        rows = store.table(CHUNKS).search().where(flt).select(CHUNK_COLUMNS).limit(None).to_arrow()
-        for r in rows.to_pylist():
-            out[str(r["id"])] = chunk_from_row(r)
+        rows = fetch(store.query(CHUNKS).where(flt).select(CHUNK_COLUMNS))
+        for chunk in chunks_from_table(rows):
+            out[chunk.id] = chunk
     return out
 
 

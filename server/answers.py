@@ -42,6 +42,35 @@ class AnswerCache(Generic[V]):
                 self._running[key] = mine
         if running is not None:
             return running.result()
+        return self._compute(key, compute, mine)
+
+    def share(
+        self, key: Hashable, compute: Callable[[], V], submit: Callable[[Callable[[], V]], object]
+    ) -> Future[V]:
+        """The answer for ``key`` as a future, without blocking: remembered (done), being
+        computed for another asker (shared), or handed to ``submit`` (a thread pool's) now.
+        An asker that waits holds no worker thread: in a burst, the copies of a slow
+        question used to take every worker and queue answered questions behind them."""
+        with self._lock:
+            if key in self._done:
+                self._done.move_to_end(key)
+                done: Future[V] = Future()
+                done.set_result(self._done[key])
+                return done
+            running = self._running.get(key)
+            if running is not None:
+                return running
+            mine: Future[V] = Future()
+            self._running[key] = mine
+        try:
+            submit(lambda: self._compute(key, compute, mine))
+        except BaseException as exc:  # a pool shut down: nobody will compute it
+            with self._lock:
+                self._running.pop(key, None)
+            mine.set_exception(exc)
+        return mine
+
+    def _compute(self, key: Hashable, compute: Callable[[], V], mine: Future[V]) -> V:
         try:
             value = compute()
         except BaseException as exc:

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from ..embed import Embedder, fast_tier_embedder
 from ..errors import CodesiftError, QueryError
 from ..graph import Graph
-from ..model import Chunk, FileStatus
+from ..model import Chunk, FileStatus, Symbol
 from ..paths import os_path
 from ..rows import in_filters
 from ..settings import SearchSettings, Settings
@@ -37,7 +37,7 @@ from .filters import filters_sql, path_allowed
 from .fusion import rrf
 from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
 from .multihop import Relevance, multihop_result
-from .ranking import Candidate, QueryIntent, Ranker, asked_roles, understand
+from .ranking import Candidate, QueryIntent, Ranker, asked_roles, definition_lookup, understand
 from .ranking.query import bm25_text, semantic_text
 from .results import MatchType, SearchHit, SearchMode, SearchReport, SearchRequest, SearchResult, Source
 from .semantic import VectorTier, choose_tier, chunk_similarities, vector_search
@@ -124,6 +124,9 @@ class _Retrieved:
     dropped: int = 0
     notes: list[str] = field(default_factory=list)
     millis: dict[str, float] = field(default_factory=dict)
+    # The ranking stage's symbol-table lookup, asked for while the sources run: the
+    # names it needs come from the query alone (``definition_lookup``).
+    definitions: tuple[list[str], Future[list[Symbol]]] | None = None
 
 
 def check_request(request: SearchRequest, limit: int | None = None) -> None:
@@ -211,13 +214,30 @@ def search(
     if not (plan.keywords.strip() or plan.semantic_query):
         # The specification: an empty or whitespace query returns an empty list, no error.
         return SearchResult((), _empty_report(started, "empty query: nothing to search for"))
+    with store.pinned_versions():  # the report's counts and stats check each table once
+        return _run(store, plan, settings, root, embedder, overlay, graph, semantic_off, started)
+
+
+def _run(
+    store: Store,
+    plan: _Plan,
+    settings: Settings,
+    root: Path,
+    embedder: Embedder | None,
+    overlay: Mapping[str, str] | None,
+    graph: Graph | None,
+    semantic_off: str,
+    started: float,
+) -> SearchResult:
+    """``search``'s steps after the plan: retrieve → fuse → rank → report → expand."""
+    request = plan.request
     got = _retrieve(
         store, plan, settings, root=root, embedder=embedder, overlay=overlay, semantic_off=semantic_off
     )
     candidates = _fuse(store, plan, got, settings)
     if plan.rank:
         t = time.perf_counter()
-        candidates = _rank(store, plan, candidates)
+        candidates = _rank(store, plan, candidates, got.definitions)
         got.millis["rank"] = round((time.perf_counter() - t) * 1000, 2)
     elif request.group_by == "file":
         candidates = _first_per_file(candidates)
@@ -305,6 +325,9 @@ def _retrieve(
             return [h.chunk_id for h in hits[:depth]]
 
         futures[Source.BM25] = _POOL.submit(_timed, run_bm25, got.millis, "bm25")
+    names = definition_lookup(plan.intent) if plan.rank else []
+    if names:
+        got.definitions = (names, _POOL.submit(definitions_named, store, names))
     if mode == "grep":
         futures[Source.GREP] = _POOL.submit(
             _timed,
@@ -382,13 +405,22 @@ def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> lis
     ]
 
 
-def _rank(store: Store, plan: _Plan, candidates: list[Candidate]) -> list[Candidate]:
+def _rank(
+    store: Store,
+    plan: _Plan,
+    candidates: list[Candidate],
+    prefetched: tuple[list[str], Future[list[Symbol]]] | None = None,
+) -> list[Candidate]:
     """The ranking stage over the fused candidates, with the symbol table and chunk
-    loading it may use (both under the request's filters)."""
-    ranker = Ranker(
-        lookup=lambda names: definitions_named(store, names),
-        load=lambda ids: load_chunks(store, ids, where=plan.where),
-    )
+    loading it may use (both under the request's filters). ``prefetched``: the
+    definitions looked up while the sources ran (names, answer)."""
+
+    def lookup(names: Sequence[str]) -> list[Symbol]:
+        if prefetched is not None and list(names) == prefetched[0]:
+            return prefetched[1].result()
+        return definitions_named(store, names)
+
+    ranker = Ranker(lookup=lookup, load=lambda ids: load_chunks(store, ids, where=plan.where))
     asked = asked_roles(plan.request.filters)
     if plan.request.group_by == "file":
         return ranker.rank_files(candidates, plan.intent, asked)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from lancedb.query import MatchQuery
 
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, chunk_from_row
-from ..store import CHUNKS, Store
+from ..rows import CHUNK_COLUMNS, chunks_from_table
+from ..store import CHUNKS, Store, fetch
 from ..text import split_identifier
 
 _TOKEN = re.compile(r"[^\W\d]\w*|\d+")  # words and identifiers, any script
@@ -201,8 +201,9 @@ def bm25(store: Store, query: str, limit: int, where: str | None = None) -> list
         return []
     split = " ".join(query_terms(query))
     fts = MatchQuery(split, "search_text")  # type: ignore[call-arg]
-    search = store.table(CHUNKS).search(fts, query_type="fts")
+    search = store.query(CHUNKS).nearest_to_text(fts)
     if where:
-        search = search.where(where, prefilter=True)
-    rows = search.select([*CHUNK_COLUMNS, "_score"]).limit(limit).to_arrow()
-    return [KeywordHit(chunk_from_row(r), float(r["_score"])) for r in rows.to_pylist()]
+        search = search.where(where)  # a pre-filter: statistics stay the whole index's
+    rows = fetch(search.select([*CHUNK_COLUMNS, "_score"]).limit(limit))
+    scores = rows.column("_score").to_pylist()
+    return [KeywordHit(c, float(s)) for c, s in zip(chunks_from_table(rows), scores, strict=True)]

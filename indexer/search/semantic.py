@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
-from lancedb.query import LanceVectorQueryBuilder
 
 from ..embed import Embedder
 from ..model import Chunk
-from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunk_from_row, in_filters
-from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store
+from ..rows import CHUNK_COLUMNS, FAST_VECTOR, chunks_from_table, in_filters
+from ..store import CHUNKS, EMBEDDED, FAST_EMBEDDED, PENDING, Store, fetch
 
 # The kb-agent spec's cut-off for its vector_search tool (a cosine distance). Only
 # there: inside hybrid it removed every vector hit from 77 of 419 benchmark queries.
@@ -99,31 +97,32 @@ def vector_search(
 ) -> VectorResult:
     """The ``limit`` nearest chunks by cosine in ``column`` (a tier's vectors), minus
     those the thresholds drop (``threshold`` None: no distance cut-off)."""
-    base = store.table(CHUNKS).search(query_vector.astype(np.float32), vector_column_name=column)
     # With the approximate index: ef widens the HNSW graph search (recall ~0.9 at
     # the default), and refine_factor(1) re-scores the candidates with the stored
     # vectors, so scores and the distance threshold see exact cosines, not 8-bit
     # quantised ones (on a small index those were off by up to 0.5). Brute force
-    # ignores both.
+    # ignores both. A ``where`` is a pre-filter.
     search = (
-        cast(LanceVectorQueryBuilder, base)
+        store.query(CHUNKS)
+        .nearest_to(query_vector.astype(np.float32))
+        .column(column)
         .distance_type("cosine")
         .limit(limit)
         .ef(max(100, 2 * limit))
         .refine_factor(1)
     )
     if where:
-        search = search.where(where, prefilter=True)
-    rows = search.select([*CHUNK_COLUMNS, "_distance"]).to_arrow()
+        search = search.where(where)
+    rows = fetch(search.select([*CHUNK_COLUMNS, "_distance"]))
     hits: list[VectorHit] = []
     dropped = 0
-    for r in rows.to_pylist():
-        dist = float(r["_distance"])
+    for chunk, d in zip(chunks_from_table(rows), rows.column("_distance").to_pylist(), strict=True):
+        dist = float(d)
         similarity = 1.0 - dist
         if (threshold is not None and dist >= threshold) or similarity < min_similarity:
             dropped += 1
             continue
-        hits.append(VectorHit(chunk_from_row(r), similarity))
+        hits.append(VectorHit(chunk, similarity))
     return VectorResult(hits, dropped)
 
 

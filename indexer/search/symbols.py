@@ -21,7 +21,7 @@ from ..heap import release_memory
 from ..model import Symbol, SymbolKind
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
-from ..store import FILES, SYMBOLS, Store
+from ..store import FILES, SYMBOLS, Store, fetch
 from . import bounds
 from .bounds import check_int, check_query
 
@@ -471,12 +471,6 @@ def definitions_named(store: Store, names: Sequence[str]) -> list[Symbol]:
     if not wanted:
         return []
     values = ", ".join("'" + n.replace("'", "''") + "'" for n in wanted)
-    rows = (
-        store.table(SYMBOLS)
-        .search()
-        .where(f"name_lower IN ({values})")
-        .limit(_DEFINITIONS_MAX_ROWS)
-        .to_arrow()
-        .to_pylist()
-    )
+    query = store.query(SYMBOLS).where(f"name_lower IN ({values})").limit(_DEFINITIONS_MAX_ROWS)
+    rows = fetch(query).to_pylist()
     return [symbol_from_row(r) for r in rows]

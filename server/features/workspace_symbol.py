@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import cast
 
 from lsprotocol import types as lsp
@@ -81,23 +82,25 @@ def register(server: CodesiftServer) -> None:
         ls: CodesiftServer, params: lsp.WorkspaceSymbolParams
     ) -> list[lsp.WorkspaceSymbol]:
         # A remembered answer is sent from the event loop; only a new question takes a
-        # worker thread, so a burst of repeats does not queue behind the slow ones. It is
-        # remembered as the JSON text it is sent as (``Serialized``): a repeat is spliced
-        # into its response, not converted and serialised again.
+        # worker thread, and a copy of a question being computed waits on the event loop
+        # (``AnswerCache.share``), so a burst does not queue behind its slow questions.
+        # It is remembered as the JSON text it is sent as (``Serialized``): a repeat is
+        # spliced into its response, not converted and serialised again.
         query = params.query.strip()
         if not query:
             return []
         out: list[Serialized] = []
+        protocol = cast(CodesiftProtocol, ls.protocol)
         for project in ls.selected():
             key = _key(project, query, ls.encoding)
             known = project.answers.peek(key) if key is not None else None
             if known is not None:
                 out.append(cast(Serialized, known))
                 continue
-            work = ls.thread_pool.submit(
-                answer, cast(CodesiftProtocol, ls.protocol), project, query, ls.encoding, key
-            )
-            got: Serialized = await asyncio.wrap_future(work)
+            compute = partial(answer, protocol, project, query, ls.encoding)
+            pool = ls.thread_pool
+            work = pool.submit(compute) if key is None else project.answers.share(key, compute, pool.submit)
+            got = cast(Serialized, await asyncio.wrap_future(work))
             out.append(got)
         return cast(list[lsp.WorkspaceSymbol], Serialized.join(out))
 
@@ -117,16 +120,7 @@ def symbols(project: Project, query: str, encoding: str) -> list[lsp.WorkspaceSy
     ]
 
 
-def answer(
-    protocol: CodesiftProtocol, project: Project, query: str, encoding: str, key: tuple[object, ...] | None
-) -> Serialized:
-    """One project's symbols for a query, as the JSON text they are sent as; remembered
-    under ``key`` (the index and unsaved buffers it was computed on), and computed once
-    for a burst of the same question."""
-
-    def compute() -> Serialized:
-        return protocol.serialize(symbols(project, query, encoding))
-
-    if key is None:
-        return compute()
-    return cast(Serialized, project.answers.get(key, compute))
+def answer(protocol: CodesiftProtocol, project: Project, query: str, encoding: str) -> Serialized:
+    """One project's symbols for a query, as the JSON text they are sent as (remembered
+    by the caller under a key of the index and unsaved buffers it was computed on)."""
+    return protocol.serialize(symbols(project, query, encoding))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -48,3 +49,38 @@ def test_only_the_most_recent_answers_are_kept() -> None:
     assert cache.peek(0) is None and cache.peek(1) == 1 and cache.peek(2) == 2
     cache.clear()
     assert cache.peek(2) is None
+
+
+def test_copies_of_a_question_being_computed_wait_without_taking_a_worker() -> None:
+    # A burst of workspace/symbol: copies of a slow question must not fill the pool and
+    # queue the other questions behind them.
+    cache: AnswerCache[int] = AnswerCache()
+    release = threading.Event()
+    submitted: list[object] = []
+    with ThreadPoolExecutor(2) as pool:
+
+        def submit(fn: Callable[[], int]) -> Future[int]:
+            submitted.append(fn)
+            return pool.submit(fn)
+
+        slow = cache.share("slow", lambda: 1 if release.wait(5) else 0, submit)
+        copies = [cache.share("slow", lambda: 2, submit) for _ in range(5)]
+        quick = cache.share("quick", lambda: 3, submit)
+        assert quick.result(5) == 3 and not slow.done()  # answered beside the slow one
+        release.set()
+        assert slow.result(5) == 1 and all(c is slow for c in copies)
+    assert len(submitted) == 2
+    assert cache.share("slow", lambda: 9, submit).result() == 1  # remembered
+
+
+def test_a_shared_failure_reaches_every_asker_and_is_not_remembered() -> None:
+    cache: AnswerCache[int] = AnswerCache()
+
+    def broken() -> int:
+        raise RuntimeError("index gone")
+
+    with ThreadPoolExecutor(1) as pool:
+        with pytest.raises(RuntimeError):
+            cache.share("q", broken, pool.submit).result(5)
+        assert cache.peek("q") is None
+        assert cache.share("q", lambda: 7, pool.submit).result(5) == 7

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 import pytest
 
 from codesift.indexer.model import Chunk, ChunkKind, Position, Span, Symbol, SymbolKind
-from codesift.indexer.search.ranking import Candidate, Ranker, asked_roles, rank_files, understand
+from codesift.indexer.search.ranking import (
+    Candidate,
+    Ranker,
+    asked_roles,
+    definition_lookup,
+    rank_files,
+    understand,
+)
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
@@ -385,3 +392,20 @@ def test_file_level_ranking_adds_evidence_from_a_files_other_chunks() -> None:
     table = {c.id: c for c in [a, *b]}
     order = rank_files(scores, table)
     assert [table[cid].path for cid, _ in order] == ["src/b.py", "src/a.py"]
+
+
+@pytest.mark.parametrize(
+    "query", ["HTTPAdapter", "Sinatra::Base", "Store.write_files", "where is parse_args defined", "session"]
+)
+def test_the_names_a_search_looks_up_before_ranking_are_the_ones_the_stage_asks_for(query: str) -> None:
+    # hybrid asks the symbol table for definition_lookup(intent) while its sources run,
+    # and hands that answer to the stage: it must be what the stage would have asked.
+    asked: list[list[str]] = []
+
+    def lookup(names: Sequence[str]) -> list[Symbol]:
+        asked.append(list(names))
+        return []
+
+    intent = understand(query)
+    Ranker(lookup, lambda ids: {}).rank(fused((chunk("src/a.py", "f"), 1.0)), intent, frozenset())
+    assert asked == ([definition_lookup(intent)] if definition_lookup(intent) else [])

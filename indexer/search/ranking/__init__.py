@@ -32,12 +32,21 @@ from .boosts import (
     boost_file_coherence,
     boost_name_matches,
     boost_path_matches,
+    definition_lookup,
 )
 from .query import QueryIntent, understand
 from .roles import FileRole, file_role
 from .select import apply_role_priors, diversify, fold_declarations, fold_wrappers
 
-__all__ = ["Candidate", "QueryIntent", "Ranker", "asked_roles", "rank_files", "understand"]
+__all__ = [
+    "Candidate",
+    "QueryIntent",
+    "Ranker",
+    "asked_roles",
+    "definition_lookup",
+    "rank_files",
+    "understand",
+]
 
 # File-level answers: a file's score is its best chunk's plus this share of each
 # further chunk's (decayed as the page's diversity step does), capped at twice the best.

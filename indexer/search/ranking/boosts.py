@@ -77,7 +77,7 @@ def boost_definitions(
         return
     unit = top * (DEFINITION_BOOST if intent.is_symbol else EMBEDDED_DEFINITION_BOOST)
     wanted = {last_name(n): n for n in names}
-    found = [s for s in lookup(list(wanted)) if s.chunk_id]
+    found = [s for s in lookup(definition_lookup(intent)) if s.chunk_id]
     # Another case is a different name when the exact one exists (Ruby's module
     # Helpers and method helpers); it counts only when nothing matches exactly.
     exact = {s.name for s in found if s.name in wanted}
@@ -104,6 +104,12 @@ def boost_definitions(
         if cid in chunks:  # a loader applies the request's filters: a filtered-out one stays out
             scores[cid] = scores.get(cid, 0.0) + gain
             found_by.add(cid)
+
+
+def definition_lookup(intent: QueryIntent) -> list[str]:
+    """The names ``boost_definitions`` looks up in the symbol table for this query (known
+    before retrieval, so a search can ask for them while its sources run)."""
+    return list({last_name(n): n for n in intent.definition_names()})
 
 
 def _match_strength(sym: Symbol, asked: str) -> float:

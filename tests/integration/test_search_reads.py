@@ -1,0 +1,75 @@
+"""What a search reads back from the index: whole chunks, read a column at a time, and
+each table's version checked once per search without ever hiding a commit from the
+next search (real LanceDB, real tree-sitter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.freshen import reindex_paths
+from codesift.indexer.model import Chunk, ChunkKind
+from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.keyword import bm25
+from codesift.indexer.search.results import SearchRequest
+from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.store import CHUNKS, FILES, load_chunks
+from codesift.indexer.sync import index_workspace, open_store
+
+from ..conftest import write_workspace
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return make_embedder(Settings().embed)
+
+
+def test_chunks_read_back_by_bm25_and_by_id_equal_the_stored_rows(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+    rows = store.table(CHUNKS).to_arrow().to_pylist()
+    stored = {
+        r["id"]: Chunk(
+            r["id"],
+            r["path"],
+            r["project"] or "",
+            r["language"] or "",
+            ChunkKind(r["kind"]),
+            r["symbol"] or "",
+            r["start_line"],
+            r["end_line"],
+            r["text"],
+            r["content_hash"],
+        )
+        for r in rows
+    }
+    assert any(not c.symbol for c in stored.values())  # a block: no enclosing definition
+    assert load_chunks(store, list(stored)) == stored
+    hits = bm25(store, "retry upload", 50)
+    assert hits and all(h.chunk == stored[h.chunk_id] for h in hits)
+
+
+def test_a_search_checks_each_table_once_and_the_next_search_sees_a_new_commit(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder, embed=False)
+    store = open_store(root, settings)  # a long-lived reader, as the language server holds
+    before = store.count(CHUNKS)
+    upload = root / "app" / "upload.py"
+    with store.pinned_versions():
+        assert store.count(CHUNKS) == before
+        upload.write_text(upload.read_text() + "\n\ndef quokka_marker(x):\n    return x\n")
+        reindex_paths(root, settings, ["app/upload.py"], embedder=embedder, embed=False)
+        # inside the block the versions read first stand: one search's notes agree
+        assert store.count(CHUNKS) == before
+    assert store.count(CHUNKS) == before + 1
+    assert store.count(FILES) > 0
+    result = search(store, SearchRequest("quokka_marker", mode="bm25"), settings, root=root)
+    assert result.hits and result.hits[0].chunk.symbol == "quokka_marker"
+    assert not result.hits[0].stale  # the files table's new version was read for it
