@@ -35,13 +35,15 @@ def test_the_store_imports_lancedb_without_its_rest_namespace_client() -> None:
     assert not [m for m in loaded if m.startswith("lance_namespace_urllib3_client.api")]
     models = [m for m in loaded if m.startswith("lance_namespace_urllib3_client.models.")]
     assert 0 < len(models) < 30  # lancedb.namespace's own 8 and theirs, not all 146
+    assert "lancedb.embeddings.registry" in loaded and "lancedb.embeddings.openai" not in loaded
 
 
-def test_lancedb_imported_this_way_answers_with_real_classes_and_leaves_overrides_as_it_was(
+def test_lancedb_imported_this_way_answers_with_real_classes_providers_and_overrides(
     tmp_path: Path,
 ) -> None:
-    """A name lancedb took from the skipped package is its real class once called, and
-    ``overrides.override`` is the checking one again after lancedb's import."""
+    """A name lancedb took from the skipped package is its real class once called,
+    ``overrides.override`` is the checking one again after lancedb's import, and
+    LanceDB's embedding registry finds its providers by name."""
     code = f"""
 import codesift.indexer, overrides
 before = overrides.override
@@ -55,6 +57,12 @@ assert type(db.list_namespaces()) is ListNamespacesResponse
 assert lance_namespace.ListNamespacesResponse.model_fields == ListNamespacesResponse.model_fields
 assert lancedb.db.LanceDBConnection.open_table.__override__
 assert overrides.override is before
+from lancedb.embeddings import EmbeddingFunctionConfig, get_registry
+from lancedb.embeddings.base import EmbeddingFunctionConfig as Config
+assert EmbeddingFunctionConfig is Config and lancedb.embeddings.get_registry is get_registry
+from lancedb.embeddings.openai import OpenAIEmbeddings
+assert get_registry().get("sentence-transformers").__name__ == "SentenceTransformerEmbeddings"
+assert get_registry().get("openai") is OpenAIEmbeddings
 print("ok")
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
