@@ -251,7 +251,10 @@ async def _probe_request_types(
     await mark("after 20 more searches (some with hops)")
     if idle_s is not None:
         await asyncio.sleep(idle_s * 1.2 + 1.0)  # the idle watchers look every idle_s / 5
-        await mark(f"after {idle_s:.0f} s idle (model, symbol index and graph dropped)")
+        await mark(f"after {idle_s:.0f} s idle (model, index reader, symbol index and graph dropped)")
+        t = time.perf_counter()
+        await _command(client, "codesift.search", {"query": queries[0], "limit": 10})
+        out["first search after the drop, index reader and model reloaded (s)"] = time.perf_counter() - t
         uri, pos = (await _hierarchy_positions(root))[0]
         t = time.perf_counter()
         items = await client.text_document_prepare_call_hierarchy_async(

@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
-
-def _skip_lancedb_rest_client() -> None:
-    """Keep ``import lancedb`` from importing the REST namespace client codesift never uses.
-
-    ``lance_namespace`` imports model classes from ``lance_namespace_urllib3_client.models``;
-    running that package's ``__init__`` first also imports every generated REST API module,
-    1.0–4.5 s of a CLI call's start-up here (measured with ``python -X importtime``).
-    Registering the package without running its ``__init__`` lets the ``models``
-    sub-package import as before and leaves the API modules out. Does nothing when the
-    package is missing or already imported.
-    """
-    name = "lance_namespace_urllib3_client"
-    if name in sys.modules:
-        return
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return
-    if spec is None or spec.submodule_search_locations is None:
-        return
-    sys.modules[name] = importlib.util.module_from_spec(spec)
+TYPE_CHECKING = False  # not typing's: the CLI's thin path never imports typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 
-_skip_lancedb_rest_client()
+class _BeforeLanceDB:
+    """Finds ``lancedb`` the first time something imports it, through
+    ``lancedb_startup.lancedb_spec``: that module says what it leaves out of the import
+    and why. Kept to ``sys`` alone: the CLI's thin path imports this package."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != "lancedb":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        from .lancedb_startup import lancedb_spec
+
+        return lancedb_spec()
+
+
+if "lancedb" not in sys.modules and not any(isinstance(f, _BeforeLanceDB) for f in sys.meta_path):
+    sys.meta_path.insert(0, _BeforeLanceDB())

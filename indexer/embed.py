@@ -19,6 +19,7 @@ Third-party errors are translated into :class:`EmbedError` here, once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -112,6 +113,12 @@ def make_embedder(settings: EmbedSettings) -> Embedder:
 # The bundled models' vector length, known without loading them: an index built while
 # the model is missing keeps the model's id and dimension, so its vectors can follow.
 KNOWN_DIMENSIONS = {BUNDLED_MODEL: 384, BUNDLED_INT8_MODEL: 384, **STATIC_DIMENSIONS}
+
+
+def load_ahead(embedder: Embedder) -> threading.Thread | None:
+    """Start loading ``embedder``'s model on a thread (``OnnxEmbedder.load_ahead``); the
+    caller joins the thread before it exits. None when nothing needs loading."""
+    return embedder.load_ahead() if isinstance(embedder, OnnxEmbedder) else None
 
 
 def static_model_dir(settings: EmbedSettings) -> Path | None:
@@ -362,6 +369,22 @@ class OnnxEmbedder:
         """Embed one query; equal to ``embed_documents([text])[0]``."""
         row: Vectors = self.embed_documents([text])[0]
         return row
+
+    def load_ahead(self) -> threading.Thread | None:
+        """Start loading the session and tokenizer on a thread of its own and return it
+        (None when already loaded). onnxruntime builds the session in native code, so a
+        cold CLI search loads the model while it imports and opens the index instead of
+        after. A failure is left for the first real use to raise (it loads again)."""
+        if self._session is not None:
+            return None
+
+        def load() -> None:
+            with contextlib.suppress(EmbedError):
+                self._load()
+
+        thread = threading.Thread(target=load, name="codesift-model-load", daemon=True)
+        thread.start()
+        return thread
 
     def release(self) -> bool:
         """Drop the loaded session and tokenizer (~70 MiB); the next call loads them

@@ -151,8 +151,8 @@ def search_payload(
     files: bool,
 ) -> dict[str, object]:
     """``codesift search``'s JSON answer, computed with ``parts`` (here or in a server)."""
+    from codesift.indexer.embed import load_ahead
     from codesift.indexer.errors import EmbedError
-    from codesift.indexer.search.hybrid import search as run_search
     from codesift.indexer.search.results import SearchRequest
 
     request = SearchRequest(
@@ -169,23 +169,31 @@ def search_payload(
         hops=hops,
         group_by="file" if files else "chunk",
     )
-    store = parts.store()
-    embedder, semantic_off = None, ""
+    embedder, semantic_off, loading = None, "", None
     if mode in ("hybrid", "vector"):
         try:
             embedder = parts.embedder()
         except EmbedError as exc:  # BM25 and grep still answer; the report says why
             semantic_off = str(exc)
-    with parts.graph(hops) as graph:
-        result = run_search(
-            store,
-            request,
-            parts.settings,
-            root=parts.root,
-            embedder=embedder,
-            graph=graph,
-            semantic_off=semantic_off,
-        )
+        else:
+            loading = load_ahead(embedder)  # the model loads while the engine imports
+    try:
+        from codesift.indexer.search.hybrid import search as run_search  # imports lancedb
+
+        store = parts.store()
+        with parts.graph(hops) as graph:
+            result = run_search(
+                store,
+                request,
+                parts.settings,
+                root=parts.root,
+                embedder=embedder,
+                graph=graph,
+                semantic_off=semantic_off,
+            )
+    finally:
+        if loading is not None:
+            loading.join()  # never leave onnxruntime loading while the interpreter exits
     return with_index(parts.root, search_json(result))
 
 

@@ -219,6 +219,7 @@ class Project:
         self.answers: AnswerCache[object] = AnswerCache()
         self._versions: tuple[Store, float, int, int] | None = None  # for index_key
         self._indexes_used = time.monotonic()  # the symbol index or the graph, last asked for
+        self._store_used = time.monotonic()  # the index reader (every question), last asked for
         self.writer = Writer(self)
         self.on_close: list[Callable[[], None]] = []  # e.g. stop a file watcher
         # tells the user what they can act on (model missing, index unwritable…)
@@ -237,6 +238,7 @@ class Project:
     def store(self) -> Store:
         """The index for reading; IndexMissingError while none is built yet."""
         with self._lock:
+            self._store_used = time.monotonic()
             if self._store is None:
                 self._store = open_store(self.root, self.settings)
                 self._symbols = SymbolIndex(self._store)
@@ -285,22 +287,35 @@ class Project:
 
     def release_indexes_if_idle(self, idle_s: float) -> bool:
         """Drop the symbol index, the graph, the remembered answers and file lines when
-        neither index was asked for in ``idle_s`` seconds (all reload on the next question);
-        True when anything was dropped."""
+        neither index was asked for in ``idle_s`` seconds, and the index reader itself (its
+        LanceDB session holds the FTS and vector indexes it read, ~100 MiB on the stdlib)
+        when nothing asked anything in that time and no index job runs; all reload on the
+        next question. True when anything was dropped."""
         with self._graph_lock, self._lock:
-            if time.monotonic() - self._indexes_used < idle_s:
+            now = time.monotonic()
+            if now - self._indexes_used < idle_s:
                 return False
-            dropped = self._graph is not None or (self._symbols is not None and self._symbols.loaded)
-            if not dropped:
+            loaded = self._graph is not None or (self._symbols is not None and self._symbols.loaded)
+            reader = self._store is not None and now - self._store_used >= idle_s and not self.writer.busy
+            if not (loaded or reader):
                 return False
             self._graph = None
-            if self._store is not None:
+            if reader:
+                self._store = None
+                self._symbols = None
+                self._versions = None
+            elif self._store is not None:
                 self._symbols = SymbolIndex(self._store)
                 self._store.forget_symbols()
         self.lines.clear()  # up to 512 files' lines
         self.answers.clear()
         release_memory()
-        log.info("%s: dropped the symbol index and graph after %.0f s without use", self.name, idle_s)
+        log.info(
+            "%s: dropped the symbol index and graph%s after %.0f s without use",
+            self.name,
+            " and the index reader" if reader else "",
+            idle_s,
+        )
         return True
 
     def matcher(self) -> IgnoreMatcher:

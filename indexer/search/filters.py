@@ -6,9 +6,6 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from pathspec.patterns.gitignore import GitIgnorePatternError
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from ..errors import QueryError
 from .bounds import check_globs
 from .results import Filters
@@ -24,6 +21,9 @@ def glob_regex(glob: str) -> str:
 
     A directory pattern (``tests/``) matches everything beneath it.
     """
+    from pathspec.patterns.gitignore import GitIgnorePatternError  # only when globs are given
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
     glob = glob.strip()
     if not glob:
         raise QueryError("empty glob")

@@ -26,9 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
-
-import pathspec
+from typing import IO, TYPE_CHECKING
 
 from ..errors import ConfigError, QueryError, WorkspaceError
 from ..paths import index_path, os_path
@@ -50,6 +48,9 @@ from .passages import (
     byte_to_char_span,
     is_case_sensitive,
 )
+
+if TYPE_CHECKING:  # pathspec loads only when the index has include globs
+    import pathspec
 
 logger = logging.getLogger(__name__)
 
@@ -246,6 +247,12 @@ def _read_stderr(stream: IO[bytes], sink: list[bytes]) -> None:
             kept += len(chunk)
 
 
+def _gitignore_spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 def _run_rg(
     root: Path,
     args: list[str],
@@ -416,7 +423,7 @@ def grep(
         args,
         pattern,
         skip=buffers,
-        keep=pathspec.GitIgnoreSpec.from_lines(index_settings.include) if both_includes else None,
+        keep=_gitignore_spec(index_settings.include) if both_includes else None,
         max_matches=max_matches,
         timeout_s=timeout_s,
         on_file=lambda path, hits: _fill_context(root, path, hits, context) if context > 0 else None,

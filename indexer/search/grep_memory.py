@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-import pathspec
 import re2
 import regex as regex_fallback
 
 from ..errors import QueryError
 from ..settings import IndexSettings
+
+if TYPE_CHECKING:  # pathspec (and its hyperscan backend) loads only for unsaved buffers
+    import pathspec
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +129,8 @@ class OverlayFilter:
         exclude: Sequence[str],
         respect_gitignore: bool,
     ):
+        import pathspec
+
         self._root = root
         self._include = [pathspec.GitIgnoreSpec.from_lines(g) for g in include if g]
         self._exclude = pathspec.GitIgnoreSpec.from_lines(exclude)
@@ -148,6 +153,8 @@ class OverlayFilter:
             except OSError:
                 self._ignore_files[file] = None
             else:
+                import pathspec
+
                 self._ignore_files[file] = pathspec.GitIgnoreSpec.from_lines(lines)
         return self._ignore_files[file]
 

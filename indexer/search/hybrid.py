@@ -16,14 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..embed import Embedder, fast_tier_embedder
 from ..errors import CodesiftError, QueryError
-from ..graph import Graph
 from ..model import Chunk, FileStatus, Symbol
 from ..paths import os_path
 from ..rows import in_filters
@@ -42,6 +41,9 @@ from .ranking.query import bm25_text, semantic_text
 from .results import MatchType, SearchHit, SearchMode, SearchReport, SearchRequest, SearchResult, Source
 from .semantic import VectorTier, choose_tier, chunk_similarities, vector_search
 from .symbols import definitions_named
+
+if TYPE_CHECKING:  # the graph loads only for hops: a plain search never imports it
+    from ..graph import Graph
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +245,8 @@ def _run(
         candidates = _first_per_file(candidates)
     result = _report(store, root, plan, got, candidates[: plan.limit], started)
     if request.hops > 0 and result.hits:
+        from ..graph import Graph
+
         relevance = _relevance(store, plan, got)
         result = multihop_result(
             graph or Graph(store),

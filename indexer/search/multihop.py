@@ -24,10 +24,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from ..graph import Graph
 from ..model import Chunk, EdgeKind
 from .results import MatchType, SearchHit, SearchResult, Source
+
+if TYPE_CHECKING:
+    from ..graph import Graph
 
 DECAY = 0.5  # what one hop keeps of the score it came from, for a neighbour unrelated to the query
 MAX_FANOUT = 12  # references followed per chunk, in the order they are written

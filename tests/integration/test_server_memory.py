@@ -59,7 +59,7 @@ def test_line_numbers_share_int_objects_and_keep_their_values() -> None:
     assert shared_int(None) == 0 and shared_int(big) == big and shared_int(-3) == -3
 
 
-def test_project_drops_idle_symbol_index_and_graph_and_answers_the_same(shop: Path) -> None:
+def test_project_drops_idle_symbol_index_graph_and_index_reader_and_answers_the_same(shop: Path) -> None:
     project = Project(shop, load_settings(shop), Embedders())
     try:
 
@@ -74,12 +74,15 @@ def test_project_drops_idle_symbol_index_and_graph_and_answers_the_same(shop: Pa
         assert project.lines._files
         index = project.symbol_index()
         assert index.loaded
+        reader = project.store()
         assert not project.release_indexes_if_idle(3600)  # used just now: kept
-        assert project.symbol_index() is index
+        assert project.symbol_index() is index and project.store() is reader
         assert project.release_indexes_if_idle(0)
-        assert not project.symbol_index().loaded  # dropped: read again on the next question
-        assert project.lines._files == {}
         assert not project.release_indexes_if_idle(0)  # nothing left to drop
+        assert project._store is None  # the index reader (its LanceDB caches) too
+        assert project.lines._files == {}
+        assert not project.symbol_index().loaded  # dropped: read again on the next question
+        assert project.store() is not reader
         assert answers() == before
         assert project.symbol_index().loaded
     finally:

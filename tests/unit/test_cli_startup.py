@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _modules_after(code: str) -> set[str]:
@@ -32,6 +33,40 @@ def test_the_store_imports_lancedb_without_its_rest_namespace_client() -> None:
     loaded = _modules_after("import codesift.indexer.store")
     assert "lancedb" in loaded and "lance_namespace_urllib3_client.models" in loaded
     assert not [m for m in loaded if m.startswith("lance_namespace_urllib3_client.api")]
+    models = [m for m in loaded if m.startswith("lance_namespace_urllib3_client.models.")]
+    assert 0 < len(models) < 30  # lancedb.namespace's own 8 and theirs, not all 146
+    assert "lancedb.embeddings.registry" in loaded and "lancedb.embeddings.openai" not in loaded
+
+
+def test_lancedb_imported_this_way_answers_with_real_classes_providers_and_overrides(
+    tmp_path: Path,
+) -> None:
+    """A name lancedb took from the skipped package is its real class once called,
+    ``overrides.override`` is the checking one again after lancedb's import, and
+    LanceDB's embedding registry finds its providers by name."""
+    code = f"""
+import codesift.indexer, overrides
+before = overrides.override
+import lancedb, lance_namespace
+import pyarrow as pa
+from lance_namespace_urllib3_client.models.list_namespaces_response import ListNamespacesResponse
+db = lancedb.connect({str(tmp_path)!r})
+table = db.create_table("t", pa.table({{"a": [1, 2, 3]}}))
+assert db.open_table("t").count_rows() == 3
+assert type(db.list_namespaces()) is ListNamespacesResponse
+assert lance_namespace.ListNamespacesResponse.model_fields == ListNamespacesResponse.model_fields
+assert lancedb.db.LanceDBConnection.open_table.__override__
+assert overrides.override is before
+from lancedb.embeddings import EmbeddingFunctionConfig, get_registry
+from lancedb.embeddings.base import EmbeddingFunctionConfig as Config
+assert EmbeddingFunctionConfig is Config and lancedb.embeddings.get_registry is get_registry
+from lancedb.embeddings.openai import OpenAIEmbeddings
+assert get_registry().get("sentence-transformers").__name__ == "SentenceTransformerEmbeddings"
+assert get_registry().get("openai") is OpenAIEmbeddings
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
 def test_the_thin_path_imports_only_the_standard_library_and_its_printer() -> None:
