@@ -95,6 +95,15 @@ class IndexSettings:
             "keeps its own cache and copies nothing."
         ),
     )
+    embed_cache: str = field(
+        default="",
+        metadata=_doc(
+            "An absolute folder (~ allowed) for an embedding cache shared by every index that names "
+            "it, e.g. ~/.cache/codesift/embed-cache: separate clones of a repository, or any "
+            "repositories on this machine, then embed a text once. Empty: the repository's cache "
+            "(index.share_worktrees) or the index's own."
+        ),
+    )
     vector_index_rows: int = field(
         default=50_000,
         metadata=_doc(
@@ -301,6 +310,10 @@ _SECTIONS: dict[str, type[object]] = {
 }
 
 
+# Settings naming a folder outside any workspace.
+_ABSOLUTE_FOLDERS = frozenset({"index.embed_cache"})
+
+
 def _coerce(section: str, f: dataclasses.Field[object], value: object) -> object:
     name = f"{section}.{f.name}"
     hint = typing.get_type_hints(_SECTIONS[section])[f.name]
@@ -329,6 +342,9 @@ def _coerce(section: str, f: dataclasses.Field[object], value: object) -> object
     if hint is str:
         if not isinstance(value, str):
             raise ConfigError(f"{name} must be a string; got {value!r}")
+        if name in _ABSOLUTE_FOLDERS and value and not Path(value).expanduser().is_absolute():
+            # A relative folder would sit in some workspace, walked and indexed there.
+            raise ConfigError(f"{name} must be an absolute folder (or start with ~); got {value!r}")
         return value
     if origin is tuple or isinstance(hint, types.GenericAlias):
         if isinstance(value, str):

@@ -68,9 +68,14 @@ def sibling_index(root: Path, index_dir: str, own_uri: str) -> tuple[Path, str] 
 
 
 def shared_cache_dir(root: Path, settings: Settings) -> Path | None:
-    """The embedding cache the worktrees of ``root``'s repository share, or None: the
-    index keeps its own (``index.share_worktrees`` off, no git repository, or an index
-    that is not per worktree — a URI or an absolute ``index_dir`` is one index already)."""
+    """The embedding cache the index of ``root`` shares, or None: the index keeps its own.
+
+    ``index.embed_cache`` names one for every index that names it (clones, other
+    repositories); else the worktrees of ``root``'s repository share one, unless
+    ``index.share_worktrees`` is off, there is no git repository, or the index is not
+    per worktree (a URI or an absolute ``index_dir`` is one index already)."""
+    if settings.index.embed_cache:
+        return Path(settings.index.embed_cache).expanduser()
     index_dir = settings.index.index_dir
     if not settings.index.share_worktrees or "://" in index_dir or Path(index_dir).is_absolute():
         return None

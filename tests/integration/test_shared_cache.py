@@ -113,6 +113,36 @@ def test_a_second_worktree_takes_its_vectors_from_the_repositorys_cache_without_
     assert again.changed == ("app/ledger.py",) and again.chunks_embedded == 0 and again.vectors_pending == 0
 
 
+def test_clones_naming_one_embed_cache_embed_a_text_once(tmp_path: Path, embedder: Embedder) -> None:
+    """``index.embed_cache``: two clones (not worktrees: each its own git directory)
+    share one cache folder outside both, so the second embeds nothing."""
+    origin = write_workspace(tmp_path / "origin")
+    commit_all(origin)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for clone in (first, second):
+        _git("clone", "-q", str(origin), str(clone))
+    folder = tmp_path / "home" / "emb-cache"
+
+    def settings(root: Path) -> Settings:
+        return load_settings(root, {"index": {"embed_cache": str(folder)}})
+
+    assert shared_cache_dir(first, settings(first)) == folder
+    one = index_workspace(first, settings(first), embedder=embedder)
+    assert one.chunks_embedded > 0
+    two = index_workspace(second, settings(second), embedder=embedder)
+    assert two.files_from_remote == 0 and two.files_changed == one.files_changed  # parsed here
+    assert two.chunks_embedded == 0 and two.chunks_from_cache == one.chunks_embedded
+    for clone in (first, second):
+        assert _own_cache_tables(clone) == []
+        assert not (clone / ".git" / SHARED_CACHE).exists()  # not the repository's cache
+        st = index_status(clone, settings(clone))
+        assert st.cache_shared and st.cache_path == str(folder)
+    # Without the setting each clone has a repository cache of its own: the second embeds again.
+    (second / ".codesift").rename(tmp_path / "old-index")
+    again = index_workspace(second, load_settings(second), embedder=embedder)
+    assert again.chunks_embedded == one.chunks_embedded
+
+
 def test_with_share_worktrees_off_the_index_keeps_its_own_cache(tmp_path: Path, embedder: Embedder) -> None:
     main, feature = _repo_with_worktree(tmp_path)
     off = _sharing(load_settings(feature), False)

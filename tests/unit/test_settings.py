@@ -43,6 +43,7 @@ def test_layers_pyproject_then_codesift_toml_then_overrides(tmp_path: Path) -> N
         ({"embed": {"provider": "magic"}}, "embed.provider must be one of"),
         ({"index": {"exclude": [1]}}, "index.exclude must be a list of strings"),
         ({"index": {"respect_gitignore": "yes"}}, "must be true or false"),
+        ({"index": {"embed_cache": "cache/emb"}}, "index.embed_cache must be an absolute folder"),
     ],
 )
 def test_bad_settings_raise_a_readable_config_error(layer: dict[str, object], message: str) -> None:
