@@ -387,8 +387,9 @@ class OnnxEmbedder:
         return thread
 
     def release(self) -> bool:
-        """Drop the loaded session and tokenizer (~70 MiB); the next call loads them
-        again (~0.13 s). A call running now keeps its own references and finishes.
+        """Drop the loaded session and tokenizer (~25–80 MiB: the weights are mapped, so
+        what a session holds grows with the tokens it has seen); the next call loads
+        them again (~0.1 s). A call running now keeps its own references and finishes.
         Returns whether anything was loaded."""
         with self._load_lock:
             loaded = self._session is not None
