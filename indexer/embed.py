@@ -386,6 +386,13 @@ class OnnxEmbedder:
         thread.start()
         return thread
 
+    def mapped_files(self) -> list[str]:
+        """The real paths of the files a loaded session memory-maps: the weights beside
+        ``model.onnx`` (``model.onnx.data``, ONNX external data) when there are some;
+        nothing when the session is not loaded."""
+        data = self.model_dir / (MODEL_FILE + ".data")
+        return [str(data.resolve())] if self._session is not None and data.is_file() else []
+
     def release(self) -> bool:
         """Drop the loaded session and tokenizer (~25–80 MiB: the weights are mapped, so
         what a session holds grows with the tokens it has seen); the next call loads

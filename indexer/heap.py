@@ -8,7 +8,7 @@ import ctypes
 import gc
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 
 # Line and column numbers below this share one int object each (a tuple of them costs
 # ~2.3 MiB); a fresh int per row cost the stdlib's 719k edges and 129k symbols ~36 MiB.
@@ -32,15 +32,69 @@ def release_memory(*, collect: bool = True) -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+MADV_DONTNEED = 4  # Linux's value on every architecture this runs on
+# The /proc/self/smaps field that counts a mapping's pages the process wrote to (a
+# private mapping's copy-on-write pages): those are not the file's, and dropping them
+# would lose them. A dirty page of a shared mapping is the page cache's, never lost.
+_OWN_PAGES = "Anonymous:"
+
+
+def _clean_mappings(paths: Collection[str]) -> list[tuple[int, int]]:
+    """(start, length) of each mapping of one of ``paths`` in this process that holds only
+    the file's own pages (no copy-on-write page)."""
+    found: list[tuple[int, int]] = []
+    current: tuple[int, int] | None = None
+    clean = True
+    with open("/proc/self/smaps", encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            head = line.split(maxsplit=5)
+            if head and not head[0].endswith(":"):  # a mapping's first line
+                if current is not None and clean:
+                    found.append(current)
+                current, clean = None, True
+                if len(head) == 6 and head[5].rstrip("\n") in paths:
+                    start, _, end = head[0].partition("-")
+                    current = (int(start, 16), int(end, 16) - int(start, 16))
+            elif current is not None and head and head[0] == _OWN_PAGES and head[1] != "0":
+                clean = False
+    if current is not None and clean:
+        found.append(current)
+    return found
+
+
+def drop_file_pages(paths: Collection[str]) -> int:
+    """Unmap the resident pages of this process's mappings of the files ``paths`` (real
+    paths, as /proc/self/maps shows them), with ``madvise(MADV_DONTNEED)``: the next read
+    of a page maps it again from the page cache, at a minor fault's cost. Only mappings
+    that hold nothing but the file's own pages are touched, so nothing a process wrote is
+    ever lost. For onnxruntime's memory-mapped model weights: a few queries fault most of
+    the 47 MB word-embedding table in (the page cache's large folios map megabytes a
+    token), and RSS counts those pages although every process shares them and the kernel
+    may take them back. Returns the bytes of mappings advised (0 off Linux)."""
+    if not paths:
+        return 0
+    try:
+        mappings = _clean_mappings(paths)
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return 0
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return sum(length for start, length in mappings if libc.madvise(start, length, MADV_DONTNEED) == 0)
+
+
 class QuietTrim:
     """Hands freed heap pages back once activity has paused for ``quiet_s`` seconds:
     a burst of requests frees most of what it allocated (Arrow reads, answers, their
     JSON), and glibc keeps those pages until asked. ``touch`` marks activity; a daemon
     thread, started by the first touch, trims (``release_memory`` without a cycle
-    collection) once per pause."""
+    collection) once per pause, and unmaps the resident pages of the files
+    ``mapped_files`` names (``drop_file_pages``: the model's memory-mapped weights)."""
 
-    def __init__(self, quiet_s: float = 2.0) -> None:
+    def __init__(
+        self, quiet_s: float = 2.0, mapped_files: Callable[[], Collection[str]] | None = None
+    ) -> None:
         self.quiet_s = quiet_s
+        self.mapped_files = mapped_files
         self.trims = 0
         self._last = 0.0
         self._pending = False
@@ -63,6 +117,9 @@ class QuietTrim:
             if self._pending and time.monotonic() - self._last >= self.quiet_s:
                 self._pending = False
                 release_memory(collect=False)
+                if self.mapped_files is not None:
+                    with contextlib.suppress(Exception):  # a trim never stops the server
+                        drop_file_pages(self.mapped_files())
                 self.trims += 1
 
 

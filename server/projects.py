@@ -70,6 +70,12 @@ class Embedders:
                 self._cache[settings] = make_embedder(settings)
             return self._cache[settings]
 
+    def mapped_files(self) -> list[str]:
+        """The files the loaded models memory-map (their weights), for ``drop_file_pages``."""
+        with self._lock:
+            embedders = list(self._cache.values())
+        return [f for e in embedders if isinstance(e, OnnxEmbedder) for f in e.mapped_files()]
+
     def release_if_idle(self, idle_s: float, busy: bool) -> int:
         """Unload the models that reload themselves (the ONNX ones) when none was asked
         for in ``idle_s`` seconds and no index job runs (``busy``); how many were loaded."""
