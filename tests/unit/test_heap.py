@@ -91,3 +91,16 @@ def test_quiet_trim_unmaps_the_named_files_pages_after_a_pause(tmp_path: Path) -
         assert _until(lambda: trim.trims == 1)
         assert _resident_kib(path) == 0
         assert bytes(mapped) == data
+
+
+@linux_only
+def test_the_probes_census_places_a_mapped_files_resident_pages_under_its_name(tmp_path: Path) -> None:
+    import os
+
+    from bench.server_probe import resident_by_mapping
+
+    path, data = _weights(tmp_path, pages=2048)  # 8 MiB: among any process's largest parts
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) as mapped:
+        assert bytes(mapped) == data
+        census = dict(resident_by_mapping(os.getpid(), top=50))
+        assert census[str(path)] >= len(data) / 2**20
