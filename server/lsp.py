@@ -276,7 +276,7 @@ class CodesiftServer(LanguageServer):
         self.embedders = Embedders()
         if isinstance(self.protocol, CodesiftProtocol):
             # a pause's trim also unmaps the model's memory-mapped weights' resident pages
-            self.protocol.quiet_trim.mapped_files = self.embedders.mapped_files
+            self.protocol.quiet_trim.after_trim = self.embedders.drop_mapped_pages
         self.embedders.watch_idle(
             lambda: any(p.writer.busy for p in list(self.projects.values())),
             float(os.environ.get("CODESIFT_MODEL_IDLE_S") or MODEL_IDLE_S),  # the bench shortens it

@@ -190,14 +190,12 @@ def test_bundled_model_keeps_its_weights_in_a_data_file_that_onnxruntime_maps(
 def test_a_sessions_mapped_weights_dropped_from_memory_give_the_same_vectors_after(
     embedder: OnnxEmbedder,
 ) -> None:
-    from codesift.indexer.heap import drop_file_pages
-
     texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
     before = embedder.embed_documents(texts)
     mapped = embedder.mapped_files()
     assert mapped == [str((embedder.model_dir / "model.onnx.data").resolve())]
     if Path("/proc/self/smaps").exists():
-        assert drop_file_pages(mapped) > 40_000_000  # the word-embedding table at least
+        assert embedder.drop_mapped_pages() > 40_000_000  # the word-embedding table at least
     assert np.array_equal(embedder.embed_documents(texts), before)
     assert OnnxEmbedder(EmbedSettings()).mapped_files() == []  # nothing mapped until loaded
 

@@ -82,10 +82,10 @@ def test_drop_file_pages_leaves_a_mapping_the_process_wrote_to(tmp_path: Path) -
 
 
 @linux_only
-def test_quiet_trim_unmaps_the_named_files_pages_after_a_pause(tmp_path: Path) -> None:
+def test_quiet_trim_runs_its_after_trim_once_a_pause_came(tmp_path: Path) -> None:
     path, data = _weights(tmp_path)
     with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) as mapped:
-        trim = QuietTrim(quiet_s=0.5, mapped_files=lambda: [str(path)])
+        trim = QuietTrim(quiet_s=0.5, after_trim=lambda: drop_file_pages([str(path)]))
         assert bytes(mapped) == data
         trim.touch()
         assert _until(lambda: trim.trims == 1)
