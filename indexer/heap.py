@@ -50,8 +50,7 @@ def _written(pagemap: BinaryIO, start: int, length: int, page: int) -> bool:
     entries = array.array("Q")
     pagemap.seek(start // page * 8)
     entries.frombytes(pagemap.read(length // page * 8))
-    copy = _PRESENT
-    return any(e & (_PRESENT | _FILE_PAGE) == copy for e in entries)
+    return any(e & (_PRESENT | _FILE_PAGE) == _PRESENT for e in entries)
 
 
 def _clean_mappings(paths: Collection[str]) -> list[tuple[int, int]]:
