@@ -154,6 +154,23 @@ def smaps_mib(pid: int) -> dict[str, float]:
     return out
 
 
+def resident_by_mapping(pid: int, top: int = 8) -> list[tuple[str, float]]:
+    """The ``top`` largest resident parts of a process, MiB, by what is mapped: a file's
+    name (its mappings summed), ``[heap]``, or ``[anon]`` (glibc's other arenas, large
+    allocations, thread stacks). It placed the model's weights, mapped copy-on-write,
+    among the file-backed pages (docs/DECISIONS.md)."""
+    resident: dict[str, int] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text(errors="replace").splitlines():
+        head = line.split(maxsplit=5)
+        if head and not head[0].endswith(":"):
+            name = head[5] if len(head) == 6 else "[anon]"
+        elif head and head[0] == "Rss:":
+            resident[name] = resident.get(name, 0) + int(head[1])
+    ranked = sorted(resident.items(), key=lambda kv: -kv[1])[:top]
+    return [(n, kib / 1024) for n, kib in ranked]
+
+
 # Definitions whose call hierarchy the probe walks: (path under the root, name).
 _HIERARCHY = (
     ("json/__init__.py", "loads"),
@@ -212,6 +229,8 @@ async def _probe_request_types(
         out[f"RSS {step} (MiB)"] = split.get("Rss", 0.0)
         out[f"  of which anonymous {step} (MiB)"] = split.get("Anonymous", 0.0)
         print(f"{step}: {split}", file=sys.stderr, flush=True)
+        for name, mib in resident_by_mapping(pid):
+            print(f"    {mib:7.1f} MiB  {name}", file=sys.stderr, flush=True)
 
     await mark("ready")
     modes = ("hybrid", "bm25", "vector", "grep")

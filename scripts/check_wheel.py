@@ -2,7 +2,8 @@
 
 python scripts/check_wheel.py --wheel dist/codesift-*.whl
     the wheel holds every module of indexer/ and server/, the default model
-    (model.onnx, tokenizer.json, codesift-model.json, SHA256SUMS) and the static
+    (model.onnx and its weights model.onnx.data, tokenizer.json, codesift-model.json,
+    SHA256SUMS) and the static
     model (embeddings.npy, tokenizer.json, codesift-model.json, SHA256SUMS) with
     matching sha256 digests, and the model's NOTICE and licence.
 python scripts/check_wheel.py VENV [--smoke]
@@ -26,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "codesift/indexer/models/all-MiniLM-L6-v2-int8"
-MODEL_FILES = ("model.onnx", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
+MODEL_FILES = ("model.onnx", "model.onnx.data", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
 STATIC = "codesift/indexer/models/all-MiniLM-L6-v2-static"
 STATIC_FILES = ("embeddings.npy", "tokenizer.json", "codesift-model.json", "SHA256SUMS")
 NOTICES = ("codesift/indexer/models/NOTICE", "codesift/indexer/models/LICENSE-Apache-2.0")
@@ -55,12 +56,15 @@ def model_problems(read: Callable[[str], bytes]) -> list[str]:
             for line in read(f"{folder}/SHA256SUMS").decode().splitlines()
             if line
         )
-        for name in files[:3]:
+        for name in files[:-1]:
             if hashlib.sha256(read(f"{folder}/{name}")).hexdigest() != sums.get(name):
                 problems.append(f"{folder}/{name}: sha256 differs from SHA256SUMS")
         meta = json.loads(read(f"{folder}/codesift-model.json"))
         if meta.get("sha256") != sums.get(files[0]):
             problems.append(f"{folder}/{files[0]}: sha256 differs from codesift-model.json")
+        data = meta.get("data_file")
+        if data is not None and (data not in files or meta.get("data_sha256") != sums.get(data)):
+            problems.append(f"{folder}/{data}: sha256 differs from codesift-model.json")
     return problems
 
 

@@ -274,6 +274,9 @@ class CodesiftServer(LanguageServer):
         super().__init__(NAME, VERSION, protocol_cls=CodesiftProtocol, max_workers=4)
         self.projects: dict[str, Project] = {}  # folder URI → project
         self.embedders = Embedders()
+        if isinstance(self.protocol, CodesiftProtocol):
+            # a pause's trim also unmaps the model's memory-mapped weights' resident pages
+            self.protocol.quiet_trim.after_trim = self.embedders.drop_mapped_pages
         self.embedders.watch_idle(
             lambda: any(p.writer.busy for p in list(self.projects.values())),
             float(os.environ.get("CODESIFT_MODEL_IDLE_S") or MODEL_IDLE_S),  # the bench shortens it

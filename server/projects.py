@@ -70,6 +70,13 @@ class Embedders:
                 self._cache[settings] = make_embedder(settings)
             return self._cache[settings]
 
+    def drop_mapped_pages(self) -> int:
+        """Unmap the resident pages of the loaded models' memory-mapped weights (after a
+        pause's trim); the bytes advised."""
+        with self._lock:
+            embedders = list(self._cache.values())
+        return sum(e.drop_mapped_pages() for e in embedders if isinstance(e, OnnxEmbedder))
+
     def release_if_idle(self, idle_s: float, busy: bool) -> int:
         """Unload the models that reload themselves (the ONNX ones) when none was asked
         for in ``idle_s`` seconds and no index job runs (``busy``); how many were loaded."""

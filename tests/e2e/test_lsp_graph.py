@@ -345,3 +345,44 @@ async def test_the_server_replaces_itself_to_run_on_the_system_allocator_and_ans
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+def _resident_kib(pid: int, name: str) -> tuple[int, int]:
+    """(mappings, resident KiB) of a process's mappings of files named ``name``."""
+    count = total = 0
+    inside = False
+    for line in Path(f"/proc/{pid}/smaps").read_text(errors="replace").splitlines():
+        head = line.split(maxsplit=5)
+        if head and not head[0].endswith(":"):
+            inside = len(head) == 6 and head[5].endswith("/" + name)
+            count += inside
+        elif inside and head and head[0] == "Rss:":
+            total += int(head[1])
+    return count, total
+
+
+@pytest.mark.asyncio
+async def test_the_server_unmaps_the_models_weights_once_requests_pause_and_searches_the_same(
+    gws: Path,
+) -> None:
+    client = await start_client()
+    try:
+        await initialize(client, gws)
+        await indexed(client)
+        pid = client._server.pid  # type: ignore[attr-defined]
+        query = lsp.ExecuteCommandParams(
+            command="codesift.search", arguments=[{"query": "add up the values", "mode": "vector"}]
+        )
+        first = await client.workspace_execute_command_async(query)
+        assert isinstance(first, dict) and first["hits"]
+        mappings, _ = _resident_kib(pid, "model.onnx.data")
+        assert mappings > 0  # the session maps its weights (the bundled model's data file)
+        await wait_for(lambda: _resident_kib(pid, "model.onnx.data")[1] == 0, what="the pages dropped")
+        again = await client.workspace_execute_command_async(query)
+        assert isinstance(again, dict)
+        assert [(h["path"], h["score"]) for h in again["hits"]] == [
+            (h["path"], h["score"]) for h in first["hits"]
+        ]
+    finally:
+        await client.shutdown_session()
+        await client.stop()

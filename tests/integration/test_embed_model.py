@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -167,6 +169,49 @@ def test_onnx_output_matches_the_torch_model_to_cosine_0999(float_embedder: Onnx
             ).last_hidden_state[0]
         want = hidden.mean(dim=0).numpy()  # one unpadded text: every token counts
         assert cosine(vector, want) >= 0.999, text
+
+
+def test_bundled_model_keeps_its_weights_in_a_data_file_that_onnxruntime_maps(
+    embedder: OnnxEmbedder,
+) -> None:
+    """The wheel's model is a small graph plus ``model.onnx.data``: onnxruntime maps the
+    data file instead of copying every weight out of the graph, so a loaded session holds
+    only the word-embedding pages its texts touched."""
+    folder = embedder.model_dir
+    meta = json.loads((folder / "codesift-model.json").read_text(encoding="utf-8"))
+    assert meta["data_file"] == "model.onnx.data"
+    assert (folder / "model.onnx").stat().st_size < (folder / "model.onnx.data").stat().st_size // 50
+    embedder.embed_query("map the weights, do not copy them")
+    maps = Path("/proc/self/maps")
+    if maps.exists():
+        assert str((folder / "model.onnx.data").resolve()) in maps.read_text()
+
+
+def test_a_sessions_mapped_weights_dropped_from_memory_give_the_same_vectors_after(
+    embedder: OnnxEmbedder,
+) -> None:
+    texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
+    before = embedder.embed_documents(texts)
+    mapped = embedder.mapped_files()
+    assert mapped == [str((embedder.model_dir / "model.onnx.data").resolve())]
+    if Path("/proc/self/smaps").exists():
+        assert embedder.drop_mapped_pages() > 40_000_000  # the word-embedding table at least
+    assert np.array_equal(embedder.embed_documents(texts), before)
+    assert OnnxEmbedder(EmbedSettings()).mapped_files() == []  # nothing mapped until loaded
+
+
+def test_bundled_model_answers_bit_for_bit_as_its_single_file_form(
+    embedder: OnnxEmbedder, tmp_path: Path
+) -> None:
+    onnx = pytest.importorskip("onnx")
+    single = tmp_path / "single"
+    single.mkdir()
+    onnx.save_model(onnx.load(str(embedder.model_dir / "model.onnx")), str(single / "model.onnx"))
+    assert not (single / "model.onnx.data").exists()
+    shutil.copyfile(embedder.model_dir / "tokenizer.json", single / "tokenizer.json")
+    other = OnnxEmbedder(EmbedSettings(model_path=str(single)))
+    texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
+    assert np.array_equal(embedder.embed_documents(texts), other.embed_documents(texts))
 
 
 def test_an_idle_server_unloads_the_model_and_the_next_query_loads_it_again() -> None:

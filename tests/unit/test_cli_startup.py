@@ -90,3 +90,32 @@ _THIN = {
     "codesift.indexer",
     "codesift.indexer.locate",
 }
+
+
+def test_a_vector_query_runs_without_importing_numpy_ma_and_finds_what_a_numpy_query_finds(
+    tmp_path: Path,
+) -> None:
+    """``pa.array`` on a numpy query vector imports ``numpy.ma`` (20-35 ms of a cold CLI
+    search) to look for a mask; ``semantic.query_array`` hands LanceDB an Arrow array."""
+    code = f"""
+import sys
+import numpy as np, pyarrow as pa, lancedb
+from lancedb.background_loop import LOOP
+from codesift.indexer.search.semantic import query_array
+rng = np.random.default_rng(3)
+vectors = rng.standard_normal((50, 8)).astype(np.float32)
+db = lancedb.connect({str(tmp_path)!r})
+flat = pa.array(vectors.ravel().tolist(), pa.float32())  # not from numpy: that imports numpy.ma
+db.create_table("t", pa.table({{"i": range(50), "v": pa.FixedSizeListArray.from_arrays(flat, 8)}}))
+query = rng.standard_normal(8)
+search = db.open_table("t")._table.query().nearest_to(query_array(query))
+got = LOOP.run(search.distance_type("cosine").limit(5).to_arrow())
+assert "numpy.ma" not in sys.modules
+assert query_array(query).equals(pa.array(query.astype(np.float32)))
+want = db.open_table("t").search(query.astype(np.float32)).distance_type("cosine").limit(5).to_arrow()
+assert got.column("i").to_pylist() == want.column("i").to_pylist()
+assert got.column("_distance").to_pylist() == want.column("_distance").to_pylist()
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.stdout.strip() == "ok", run.stderr[-2000:]
