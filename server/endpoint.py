@@ -42,7 +42,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -53,6 +52,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from codesift.indexer.locks import try_flock
 
 TYPE_CHECKING = False  # typing itself costs the CLI's thin path a few ms
 if TYPE_CHECKING:
@@ -363,17 +364,13 @@ class Endpoint:
     def _lock(self, wait_s: float) -> bool:
         fd = os.open(lock_path(self.root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    return False
-                time.sleep(0.05)
-            else:
-                self._lock_fd = fd
-                return True
+        while not try_flock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(0.05)
+        self._lock_fd = fd
+        return True
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
