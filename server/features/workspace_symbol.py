@@ -4,6 +4,7 @@ words, or one with few name matches — definitions enclosing hybrid search hits
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from functools import partial
 from typing import cast
@@ -18,7 +19,7 @@ from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
 from .. import convert
-from ..lsp import CodesiftProtocol, CodesiftServer, Serialized
+from ..lsp import CodesiftServer, Serialized
 from ..projects import Project
 
 log = logging.getLogger(__name__)
@@ -90,14 +91,13 @@ def register(server: CodesiftServer) -> None:
         if not query:
             return []
         out: list[Serialized] = []
-        protocol = cast(CodesiftProtocol, ls.protocol)
         for project in ls.selected():
             key = _key(project, query, ls.encoding)
             known = project.answers.peek(key) if key is not None else None
             if known is not None:
                 out.append(cast(Serialized, known))
                 continue
-            compute = partial(answer, protocol, project, query, ls.encoding)
+            compute = partial(answer, project, query, ls.encoding)
             pool = ls.thread_pool
             work = pool.submit(compute) if key is None else project.answers.share(key, compute, pool.submit)
             got = cast(Serialized, await asyncio.wrap_future(work))
@@ -112,15 +112,11 @@ def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | No
         return None  # no index yet: nothing to remember (the answer says why)
 
 
-def symbols(project: Project, query: str, encoding: str) -> list[lsp.WorkspaceSymbol]:
-    """One project's symbols for a query, converted."""
-    return [
-        convert.workspace_symbol(project.root, s, project.lines.line, encoding)
-        for s in project_symbols(project, query)
-    ]
-
-
-def answer(protocol: CodesiftProtocol, project: Project, query: str, encoding: str) -> Serialized:
+def answer(project: Project, query: str, encoding: str) -> Serialized:
     """One project's symbols for a query, as the JSON text they are sent as (remembered
-    by the caller under a key of the index and unsaved buffers it was computed on)."""
-    return protocol.serialize(symbols(project, query, encoding))
+    by the caller under a key of the index and unsaved buffers it was computed on);
+    the same text pygls writes for ``convert.workspace_symbol`` of each."""
+    found = convert.workspace_symbols_json(
+        project.root, project_symbols(project, query), project.lines.reader(), encoding
+    )
+    return Serialized(json.dumps(found))
