@@ -252,8 +252,9 @@ class SymbolIndex:
         return self._version >= 0
 
     def tables(self) -> list[tuple[NameTable, frozenset[str]]]:
-        """(table, paths it must skip): the base, then the changed files' table."""
-        version = self._store.table(FILES).version
+        """(table, paths it must skip): the base, then the changed files' table. Inside
+        ``Store.pinned_versions`` the ``files`` version is read once per block."""
+        version = self._store.table_version(FILES)
         if version != self._version:
             with self._lock:
                 if version != self._version:

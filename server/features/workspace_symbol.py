@@ -14,7 +14,7 @@ from lsprotocol import types as lsp
 from codesift.indexer.enclosing import enclosing_symbols
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.model import Symbol
-from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.hybrid import ranked_chunks
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
@@ -37,17 +37,18 @@ def project_symbols(project: Project, query: str) -> list[Symbol]:
         log.info("%s", project.missing_note())
         return []
     words = " " in query
-    named = (
-        []
-        if words
-        else find_symbols(
-            store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+    with store.pinned_versions():  # one answer reads each table's version once
+        named = (
+            []
+            if words
+            else find_symbols(
+                store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+            )
         )
-    )
-    strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
-    out = [h.symbol for h in named]
-    if words or len(strong) < MIN_NAME_MATCHES:
-        out += _searched(project, query)
+        strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
+        out = [h.symbol for h in named]
+        if words or len(strong) < MIN_NAME_MATCHES:
+            out += _searched(project, query)
     seen: set[tuple[str, str, int]] = set()
     unique = []
     for s in out:
@@ -66,10 +67,11 @@ def _searched(project: Project, query: str) -> list[Symbol]:
         embedder = None
     try:
         store = project.store()
+        # Only where the hits are is used: the search's report (stale checks, highlights,
+        # completeness counts) is not built.
         request = SearchRequest(query, limit=SEARCH_LIMIT)
-        result = search(store, request, project.settings, root=project.root, embedder=embedder)
-        symbols: list[Symbol] = enclosing_symbols(store, result.hits, project.symbol_index())
-        return symbols
+        chunks = ranked_chunks(store, request, project.settings, root=project.root, embedder=embedder)
+        return enclosing_symbols(store, chunks, project.symbol_index())
     except CodesiftError as exc:
         log.info("search part of symbol search failed: %s", exc)
         return []
