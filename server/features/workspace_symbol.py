@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
 from functools import partial
 from typing import cast
 
@@ -19,6 +21,7 @@ from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
 from .. import convert
+from ..lanes import priority_of
 from ..lsp import CodesiftServer, Serialized
 from ..projects import Project
 
@@ -88,11 +91,18 @@ def register(server: CodesiftServer) -> None:
         # worker thread, and a copy of a question being computed waits on the event loop
         # (``AnswerCache.share``), so a burst does not queue behind its slow questions.
         # It is remembered as the JSON text it is sent as (``Serialized``): a repeat is
-        # spliced into its response, not converted and serialised again.
+        # spliced into its response, not converted and serialised again. New questions
+        # wait for a worker best first (``lanes.py``): a name is never queued behind
+        # sentences, each a hybrid search.
         query = params.query.strip()
         if not query:
             return []
         out: list[Serialized] = []
+        priority = priority_of(query)
+
+        def submit(fn: Callable[[], object]) -> Future[object]:
+            return ls.lanes.submit(priority, fn)
+
         for project in ls.selected():
             key = _key(project, query, ls.encoding)
             known = project.answers.peek(key) if key is not None else None
@@ -100,8 +110,7 @@ def register(server: CodesiftServer) -> None:
                 out.append(cast(Serialized, known))
                 continue
             compute = partial(answer, project, query, ls.encoding)
-            pool = ls.thread_pool
-            work = pool.submit(compute) if key is None else project.answers.share(key, compute, pool.submit)
+            work = submit(compute) if key is None else project.answers.share(key, compute, submit)
             got = cast(Serialized, await asyncio.wrap_future(work))
             out.append(got)
         return cast(list[lsp.WorkspaceSymbol], Serialized.join(out))
