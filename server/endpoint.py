@@ -53,8 +53,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from codesift.indexer.locks import try_flock
-
 TYPE_CHECKING = False  # typing itself costs the CLI's thin path a few ms
 if TYPE_CHECKING:
     from typing import Any
@@ -362,6 +360,8 @@ class Endpoint:
         }
 
     def _lock(self, wait_s: float) -> bool:
+        from codesift.indexer.locks import try_flock  # the server's side: not on the CLI's thin path
+
         fd = os.open(lock_path(self.root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + wait_s
         while not try_flock(fd):
