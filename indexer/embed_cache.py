@@ -23,7 +23,6 @@ until an index run moves them over (``absorb_own``).
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import logging
@@ -37,6 +36,7 @@ import pyarrow as pa
 
 from .errors import StoreError, store_write_error
 from .faults import fail_point
+from .locks import try_flock
 from .rows import Vectors, arrow_to_matrix, cache_schema, in_filters, vectors_to_arrow
 
 log = logging.getLogger(__name__)
@@ -227,11 +227,7 @@ class EmbedCache:
             return
         fd = os.open(self._lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
+            if not try_flock(fd):
                 log.debug("waiting for the shared embedding cache's lock at %s", self._lock)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             yield

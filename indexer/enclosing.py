@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import Symbol
+from .model import Chunk, Symbol
 from .rows import symbol_from_row
-from .search.results import SearchHit
 from .search.symbols import SymbolIndex
 from .store import SYMBOLS, Store
 
@@ -16,25 +15,24 @@ def _q(value: str) -> str:
 
 
 def enclosing_symbols(
-    store: Store, hits: Sequence[SearchHit], index: SymbolIndex | None = None
+    store: Store, chunks: Sequence[Chunk], index: SymbolIndex | None = None
 ) -> list[Symbol]:
-    """The symbol each hit's chunk belongs to, in hit order, each once.
+    """The symbol each chunk (a search hit's) belongs to, in their order, each once.
 
     Hits of blocks and line windows (no enclosing definition) are left out. When
     one file defines a qualified name twice, the definition overlapping the
     chunk wins. With the in-memory ``index`` no table is read (a query of the
     symbols table was ~40% of a worded ``workspace/symbol`` on the stdlib).
     """
-    keys = list(dict.fromkeys((h.chunk.path, h.chunk.symbol) for h in hits if h.chunk.symbol))
+    keys = list(dict.fromkeys((c.path, c.symbol) for c in chunks if c.symbol))
     if not keys:
         return []
     found = _from_index(index, keys) if index is not None else _from_table(store, keys)
     out: dict[tuple[str, str, int], Symbol] = {}
-    for h in hits:
-        candidates = found.get((h.chunk.path, h.chunk.symbol), [])
+    for c in chunks:
+        candidates = found.get((c.path, c.symbol), [])
         if not candidates:
             continue
-        c = h.chunk
         best = min(
             candidates,
             key=lambda s: (

@@ -377,6 +377,10 @@ class Store:
             if outer is None:
                 self._pins.versions = None
 
+    def table_version(self, name: str) -> int:
+        """The table's current version; inside ``pinned_versions``, the one read first there."""
+        return self._version(name)
+
     def _version(self, name: str) -> int:
         """The table's current version (read once per ``pinned_versions`` block)."""
         pins: dict[str, int] | None = getattr(self._pins, "versions", None)

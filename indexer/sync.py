@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import fcntl
 import logging
 import os
@@ -28,6 +27,7 @@ from .filework import process_file
 from .indices import ensure_indices, ensure_vector_index, needs_optimize
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
+from .locks import try_flock
 from .model import (
     FileRecord,
     FileStatus,
@@ -98,15 +98,11 @@ def writer_lock(
         raise store_write_error(index_uri, "taking the writer lock", exc) from exc
     held = False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
+        if not try_flock(fd):
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
             message = f"another codesift process (pid {holder}) is writing the index at {index_uri}"
             if not wait:
-                raise IndexBusyError(message + "; try again when it finishes") from exc
+                raise IndexBusyError(message + "; try again when it finishes")
             if on_wait:
                 on_wait(message + "; waiting for it to finish…")
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -436,23 +436,17 @@ def _stop_at(path: Path, *, quiet_editor: bool) -> bool:
 
 def _wait_released(root: Path, timeout_s: float = 10.0) -> None:
     """Until the server of ``root`` has let go of its socket (so the next command starts afresh)."""
-    import fcntl
     import os
+
+    from codesift.indexer.locks import try_flock
 
     from .endpoint import lock_path
 
     deadline = time.monotonic() + timeout_s
     fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.05)
-            else:
-                return
+        while not try_flock(fd) and time.monotonic() <= deadline:
+            time.sleep(0.05)
     finally:
         os.close(fd)  # lets go at once: the lock was only a way to wait
 

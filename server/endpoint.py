@@ -42,7 +42,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -361,19 +360,17 @@ class Endpoint:
         }
 
     def _lock(self, wait_s: float) -> bool:
+        from codesift.indexer.locks import try_flock  # the server's side: not on the CLI's thin path
+
         fd = os.open(lock_path(self.root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    return False
-                time.sleep(0.05)
-            else:
-                self._lock_fd = fd
-                return True
+        while not try_flock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(0.05)
+        self._lock_fd = fd
+        return True
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:

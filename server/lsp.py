@@ -44,6 +44,7 @@ from codesift.indexer.settings import Settings, load_settings
 
 from . import convert
 from .endpoint import NO_SERVER_ENV
+from .lanes import Lanes
 from .projects import INDEXES_IDLE_S, MODEL_IDLE_S, Embedders, IndexRun, Project, watch_indexes_idle
 from .stream import StdinReader, single_writer
 
@@ -294,6 +295,14 @@ class CodesiftServer(LanguageServer):
         self.watch_ourselves = False  # the client cannot report file events: watchfiles does
         # Each project answers `codesift search / grep / symbols` on a local socket (endpoint.py).
         self.answer_cli = os.environ.get(NO_SERVER_ENV, "") in ("", "0")
+        self._lanes: Lanes | None = None
+
+    @property
+    def lanes(self) -> Lanes:
+        """The worker pool, best job first (``lanes.py``): name lookups before searches."""
+        if self._lanes is None:
+            self._lanes = Lanes(self.thread_pool.submit)
+        return self._lanes
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """pygls' stdio server, reading the client with ``StdinReader`` (``stream.py``):

@@ -4,7 +4,10 @@ words, or one with few name matches — definitions enclosing hybrid search hits
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
 from functools import partial
 from typing import cast
 
@@ -13,12 +16,13 @@ from lsprotocol import types as lsp
 from codesift.indexer.enclosing import enclosing_symbols
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.model import Symbol
-from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.hybrid import ranked_chunks
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
 from .. import convert
-from ..lsp import CodesiftProtocol, CodesiftServer, Serialized
+from ..lanes import priority_of
+from ..lsp import CodesiftServer, Serialized
 from ..projects import Project
 
 log = logging.getLogger(__name__)
@@ -36,17 +40,18 @@ def project_symbols(project: Project, query: str) -> list[Symbol]:
         log.info("%s", project.missing_note())
         return []
     words = " " in query
-    named = (
-        []
-        if words
-        else find_symbols(
-            store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+    with store.pinned_versions():  # one answer reads each table's version once
+        named = (
+            []
+            if words
+            else find_symbols(
+                store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+            )
         )
-    )
-    strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
-    out = [h.symbol for h in named]
-    if words or len(strong) < MIN_NAME_MATCHES:
-        out += _searched(project, query)
+        strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
+        out = [h.symbol for h in named]
+        if words or len(strong) < MIN_NAME_MATCHES:
+            out += _searched(project, query)
     seen: set[tuple[str, str, int]] = set()
     unique = []
     for s in out:
@@ -65,10 +70,11 @@ def _searched(project: Project, query: str) -> list[Symbol]:
         embedder = None
     try:
         store = project.store()
+        # Only where the hits are is used: the search's report (stale checks, highlights,
+        # completeness counts) is not built.
         request = SearchRequest(query, limit=SEARCH_LIMIT)
-        result = search(store, request, project.settings, root=project.root, embedder=embedder)
-        symbols: list[Symbol] = enclosing_symbols(store, result.hits, project.symbol_index())
-        return symbols
+        chunks = ranked_chunks(store, request, project.settings, root=project.root, embedder=embedder)
+        return enclosing_symbols(store, chunks, project.symbol_index())
     except CodesiftError as exc:
         log.info("search part of symbol search failed: %s", exc)
         return []
@@ -85,21 +91,26 @@ def register(server: CodesiftServer) -> None:
         # worker thread, and a copy of a question being computed waits on the event loop
         # (``AnswerCache.share``), so a burst does not queue behind its slow questions.
         # It is remembered as the JSON text it is sent as (``Serialized``): a repeat is
-        # spliced into its response, not converted and serialised again.
+        # spliced into its response, not converted and serialised again. New questions
+        # wait for a worker best first (``lanes.py``): a name is never queued behind
+        # sentences, each a hybrid search.
         query = params.query.strip()
         if not query:
             return []
         out: list[Serialized] = []
-        protocol = cast(CodesiftProtocol, ls.protocol)
+        priority = priority_of(query)
+
+        def submit(fn: Callable[[], object]) -> Future[object]:
+            return ls.lanes.submit(priority, fn)
+
         for project in ls.selected():
             key = _key(project, query, ls.encoding)
             known = project.answers.peek(key) if key is not None else None
             if known is not None:
                 out.append(cast(Serialized, known))
                 continue
-            compute = partial(answer, protocol, project, query, ls.encoding)
-            pool = ls.thread_pool
-            work = pool.submit(compute) if key is None else project.answers.share(key, compute, pool.submit)
+            compute = partial(answer, project, query, ls.encoding)
+            work = submit(compute) if key is None else project.answers.share(key, compute, submit)
             got = cast(Serialized, await asyncio.wrap_future(work))
             out.append(got)
         return cast(list[lsp.WorkspaceSymbol], Serialized.join(out))
@@ -112,15 +123,11 @@ def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | No
         return None  # no index yet: nothing to remember (the answer says why)
 
 
-def symbols(project: Project, query: str, encoding: str) -> list[lsp.WorkspaceSymbol]:
-    """One project's symbols for a query, converted."""
-    return [
-        convert.workspace_symbol(project.root, s, project.lines.line, encoding)
-        for s in project_symbols(project, query)
-    ]
-
-
-def answer(protocol: CodesiftProtocol, project: Project, query: str, encoding: str) -> Serialized:
+def answer(project: Project, query: str, encoding: str) -> Serialized:
     """One project's symbols for a query, as the JSON text they are sent as (remembered
-    by the caller under a key of the index and unsaved buffers it was computed on)."""
-    return protocol.serialize(symbols(project, query, encoding))
+    by the caller under a key of the index and unsaved buffers it was computed on);
+    the same text pygls writes for ``convert.workspace_symbol`` of each."""
+    found = convert.workspace_symbols_json(
+        project.root, project_symbols(project, query), project.lines.reader(), encoding
+    )
+    return Serialized(json.dumps(found))

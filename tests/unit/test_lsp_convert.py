@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from codesift.indexer.errors import ConfigError, IndexBusyError, QueryError, StoreError
-from codesift.indexer.model import ChunkKind, Position, Span
+from codesift.indexer.model import ChunkKind, Position, Span, Symbol, SymbolKind
 from codesift.indexer.progress import Progress
 from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import Filters, SearchRequest
@@ -160,3 +161,48 @@ def test_line_cache_answers_every_line_as_the_decoded_file_split_on_newlines(tmp
         assert got == expected
         assert lines.line(name, 0) is None and lines.line(name, len(expected) + 1) is None
     assert lines.line("missing.py", 1) is None
+
+
+def _sym(name: str, path: str, at: tuple[int, int], to: tuple[int, int], container: str = "") -> Symbol:
+    span = Span(Position(*at), Position(*to))
+    return Symbol(name, name, SymbolKind.FUNCTION, path, "python", span, span, container, "c")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
+def test_workspace_symbols_json_is_the_text_pygls_writes_for_the_lsp_objects(
+    tmp_path: Path, encoding: str
+) -> None:
+    from codesift.server.lsp import create_server
+    from codesift.server.projects import LineCache
+
+    (tmp_path / "plain.py").write_text("def f():\n    return 1\n")
+    wide = 'x = "😀"; def g(): pass\nclass Ça:\n    def é(self): pass\n'
+    (tmp_path / "wide é.py").write_text(wide, encoding="utf-8")
+    lines = LineCache(tmp_path, {"open.py": 'y = "ü"; def h(): pass\n'})
+    symbols = [
+        _sym("f", "plain.py", (1, 4), (1, 5)),
+        _sym("g", "wide é.py", (1, 13), (1, 14)),
+        _sym("Ça", "wide é.py", (2, 6), (2, 8)),
+        _sym("é", "wide é.py", (3, 8), (3, 9), container="Ça"),
+        _sym("span", "wide é.py", (1, 9), (3, 9), container="Ça"),  # a selection over several lines
+        _sym('q"uote\\', "open.py", (1, 13), (1, 14)),  # an unsaved buffer
+        _sym("gone", "missing.py", (4, 2), (4, 6)),
+    ]
+    expected = create_server().protocol.serialize(
+        [convert.workspace_symbol(tmp_path, s, lines.line, encoding) for s in symbols]
+    )
+    got = json.dumps(convert.workspace_symbols_json(tmp_path, symbols, lines.reader(), encoding))
+    assert got == expected.text
+
+
+def test_a_line_reader_looks_each_file_up_once_for_one_answer(tmp_path: Path) -> None:
+    from codesift.server.projects import LineCache
+
+    (tmp_path / "a.py").write_text("é = 1\nb = 2\n", encoding="utf-8")
+    cache = LineCache(tmp_path, {"open.py": "ü\nv"})
+    read = cache.reader()
+    assert [read("a.py", n) for n in (1, 2, 3)] == [cache.line("a.py", n) for n in (1, 2, 3)]
+    assert [read("open.py", n) for n in (0, 1, 2, 3)] == [None, "ü", "v", None]
+    (tmp_path / "a.py").write_text("ä = 10\n", encoding="utf-8")  # changed while the answer is built
+    assert read("a.py", 1) == "é = 1"  # one answer sees one version of each file
+    assert cache.reader()("a.py", 1) == "ä = 10"  # the next answer sees the new one

@@ -70,3 +70,42 @@ def test_exact_prefix_and_qualified_matches_keep_the_tables_order_among_namesake
     assert [table.symbols[i].path for i in table.qualified("B.load")] == ["b.py", "b.py"]
     assert table.qualified("B.lo") == [] and table.qualified("") == []
     assert [(table.symbols[i].name, m) for i, m in table.candidates("zz", 10)] == []
+
+
+def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names() -> None:
+    import random
+
+    from codesift.indexer.search.symbols import _hump_parts, _hump_regex
+
+    rng = random.Random(19)
+    words = ["get", "user", "http", "conn", "ssl", "context", "parse", "x2", "v1", "logger", "arg", "set"]
+
+    def ident() -> str:
+        parts = rng.sample(words, rng.randint(1, 4))
+        style = rng.choice(["camel", "snake", "upper", "pascal"])
+        if style == "snake":
+            return "_".join(parts)
+        if style == "upper":
+            return "".join(p.upper() for p in parts[:1]) + "".join(p.title() for p in parts[1:])
+        head = parts[0] if style == "camel" else parts[0].title()
+        return head + "".join(p.title() for p in parts[1:])
+
+    idents = sorted({ident() for _ in range(400)})
+    table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    assert table._ascii and not TABLE._ascii  # a table with non-ASCII names keeps Unicode classes
+    joined = "\n".join(idents).encode()
+    queries = [
+        q
+        for q in {ident() for _ in range(60)} | {"gU", "hC", "sC", "pA", "gUS", "HTTPConn"}
+        if len(_hump_parts(q)) > 1
+    ]
+    assert len(queries) > 20
+    found = 0
+    for q in queries:
+        fast, full = _hump_regex(q, ascii_names=True), _hump_regex(q)
+        assert fast is not None and full is not None
+        assert b"\\p{" not in fast.pattern and b"\\p{" in full.pattern
+        starts = [m.start() for m in full.finditer(joined)]
+        assert [m.start() for m in fast.finditer(joined)] == starts, q
+        found += len(starts)
+    assert found > 100  # the comparison covered real matches
