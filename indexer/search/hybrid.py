@@ -9,37 +9,33 @@ order, so the ranking stage runs for hybrid alone.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-import numpy.typing as npt
-
 from ..embed import Embedder, fast_tier_embedder
 from ..errors import CodesiftError, QueryError
-from ..model import Chunk, FileStatus, Symbol
-from ..paths import os_path
+from ..model import Chunk, Symbol
 from ..rows import in_filters
 from ..settings import SearchSettings, Settings
-from ..store import CHUNKS, FAST_PENDING, FILES, PENDING, IndexMeta, Store, load_chunks
+from ..store import IndexMeta, Store, load_chunks
 from ..text import search_text
 from . import bounds, exact
 from . import grep as grep_mod
 from .bounds import check_float, check_int, check_query
 from .filters import filters_sql, path_allowed
 from .fusion import rrf
-from .keyword import STOP_WORDS, KeywordHit, bm25, extract_keywords, query_terms, sanitize
+from .keyword import STOP_WORDS, bm25, extract_keywords, query_terms, sanitize
 from .multihop import Relevance, multihop_result
-from .ranking import Candidate, QueryIntent, Ranker, asked_roles, definition_lookup, understand
+from .plan import Plan, Retrieved
+from .ranking import Candidate, Ranker, asked_roles, definition_lookup, understand
 from .ranking.query import bm25_text, semantic_text
-from .results import MatchType, SearchHit, SearchMode, SearchReport, SearchRequest, SearchResult, Source
-from .semantic import VectorTier, choose_tier, chunk_similarities, vector_search
+from .report import empty_report, report
+from .results import SearchRequest, SearchResult, Source
+from .semantic import choose_tier, chunk_similarities, vector_search
 from .symbols import definitions_named
 
 if TYPE_CHECKING:  # the graph loads only for hops: a plain search never imports it
@@ -93,44 +89,6 @@ def _timed(fn: Callable[[], T], millis: dict[str, float], name: str) -> T:
         millis[name] = round((time.perf_counter() - t) * 1000, 2)
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """A request with every default resolved: what each step needs."""
-
-    request: SearchRequest
-    mode: SearchMode
-    limit: int
-    depth: int  # candidates each source retrieves: a function of the settings, not of limit
-    where: str | None
-    intent: QueryIntent
-    keywords: str  # the exact-match source's words (identifiers, or content words)
-    bm25_query: str  # every word of the query (or the caller's keywords)
-    semantic_query: str
-    threshold: float | None
-    min_similarity: float
-    weights: dict[Source, float]
-    rank: bool  # the ranking stage runs (hybrid with search.rank = "full")
-
-
-@dataclass(slots=True)
-class _Retrieved:
-    """What the sources answered."""
-
-    rankings: dict[Source, list[str]] = field(default_factory=dict)
-    known: dict[str, Chunk] = field(default_factory=dict)  # chunks the sources returned whole
-    similarities: dict[str, float] = field(default_factory=dict)
-    bm25_scores: dict[str, float] = field(default_factory=dict)
-    pool: list[KeywordHit] = field(default_factory=list)  # BM25 candidates the exact source matches
-    query_vector: npt.NDArray[np.float32] | None = None
-    tier: VectorTier | None = None  # the vectors the vector source read
-    dropped: int = 0
-    notes: list[str] = field(default_factory=list)
-    millis: dict[str, float] = field(default_factory=dict)
-    # The ranking stage's symbol-table lookup, asked for while the sources run: the
-    # names it needs come from the query alone (``definition_lookup``).
-    definitions: tuple[list[str], Future[list[Symbol]]] | None = None
-
-
 def check_request(request: SearchRequest, limit: int | None = None) -> None:
     """Raise QueryError for an option out of range (``limit`` defaults to the request's)."""
     limit = request.limit if limit is None else limit
@@ -139,7 +97,7 @@ def check_request(request: SearchRequest, limit: int | None = None) -> None:
     check_int("hops", request.hops, 0, bounds.MAX_HOPS)
 
 
-def _plan(request: SearchRequest, settings: Settings) -> _Plan:
+def _plan(request: SearchRequest, settings: Settings) -> Plan:
     s = settings.search
     limit = request.limit or s.limit
     check_request(request, limit)
@@ -169,7 +127,7 @@ def _plan(request: SearchRequest, settings: Settings) -> _Plan:
     threshold = (
         s.vector_score_threshold if request.vector_score_threshold is None else request.vector_score_threshold
     )
-    return _Plan(
+    return Plan(
         request=request,
         mode=request.mode,
         limit=limit,
@@ -215,14 +173,14 @@ def search(
     plan = _plan(request, settings)
     if not (plan.keywords.strip() or plan.semantic_query):
         # The specification: an empty or whitespace query returns an empty list, no error.
-        return SearchResult((), _empty_report(started, "empty query: nothing to search for"))
+        return SearchResult((), empty_report(started, "empty query: nothing to search for"))
     with store.pinned_versions():  # the report's counts and stats check each table once
         return _run(store, plan, settings, root, embedder, overlay, graph, semantic_off, started)
 
 
 def _run(
     store: Store,
-    plan: _Plan,
+    plan: Plan,
     settings: Settings,
     root: Path,
     embedder: Embedder | None,
@@ -234,7 +192,7 @@ def _run(
     """``search``'s steps after the plan: retrieve → fuse → rank → report → expand."""
     request = plan.request
     got, candidates = _ranked(store, plan, settings, root, embedder, overlay, semantic_off)
-    result = _report(store, root, plan, got, candidates[: plan.limit], started)
+    result = report(store, root, plan, got, candidates[: plan.limit], started)
     if request.hops > 0 and result.hits:
         from ..graph import Graph
 
@@ -252,13 +210,13 @@ def _run(
 
 def _ranked(
     store: Store,
-    plan: _Plan,
+    plan: Plan,
     settings: Settings,
     root: Path,
     embedder: Embedder | None,
     overlay: Mapping[str, str] | None,
     semantic_off: str,
-) -> tuple[_Retrieved, list[Candidate]]:
+) -> tuple[Retrieved, list[Candidate]]:
     """retrieve → fuse → rank: every candidate, best first (``plan.limit`` not applied)."""
     got = _retrieve(
         store, plan, settings, root=root, embedder=embedder, overlay=overlay, semantic_off=semantic_off
@@ -296,16 +254,16 @@ def ranked_chunks(
 
 def _retrieve(
     store: Store,
-    plan: _Plan,
+    plan: Plan,
     settings: Settings,
     *,
     root: Path,
     embedder: Embedder | None,
     overlay: Mapping[str, str] | None,
     semantic_off: str = "",
-) -> _Retrieved:
+) -> Retrieved:
     """Run the sources the mode asks for, in parallel; a failing source is a note."""
-    got = _Retrieved()
+    got = Retrieved()
     mode, depth, where = plan.mode, plan.depth, plan.where
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
@@ -416,7 +374,7 @@ def _fast_embedder(settings: Settings, meta: IndexMeta | None) -> Embedder | Non
     return fast
 
 
-def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> list[Candidate]:
+def _fuse(store: Store, plan: Plan, got: Retrieved, settings: Settings) -> list[Candidate]:
     """Hybrid: weighted RRF over every source. A single mode: that source's own order
     and score (cosine for vectors, BM25 over the best for BM25)."""
     if plan.mode == "hybrid":
@@ -446,7 +404,7 @@ def _fuse(store: Store, plan: _Plan, got: _Retrieved, settings: Settings) -> lis
 
 def _rank(
     store: Store,
-    plan: _Plan,
+    plan: Plan,
     candidates: list[Candidate],
     prefetched: tuple[list[str], Future[list[Symbol]]] | None = None,
 ) -> list[Candidate]:
@@ -466,15 +424,6 @@ def _rank(
     return ranker.rank(candidates, plan.intent, asked)
 
 
-def _dropped_note(dropped: int, threshold: float | None, min_similarity: float) -> str:
-    """Which cut-offs dropped vector results: only the ones in force are named."""
-    cuts = [f"similarity < {min_similarity}"]
-    if threshold is not None:
-        cuts.insert(0, f"cosine distance ≥ {threshold}")
-    noun = "result" if dropped == 1 else "results"
-    return f"{dropped} vector {noun} dropped by the cut-off ({' or '.join(cuts)})"
-
-
 def _first_per_file(candidates: Sequence[Candidate]) -> list[Candidate]:
     seen: set[str] = set()
     out: list[Candidate] = []
@@ -485,7 +434,7 @@ def _first_per_file(candidates: Sequence[Candidate]) -> list[Candidate]:
     return out
 
 
-def _relevance(store: Store, plan: _Plan, got: _Retrieved) -> Relevance:
+def _relevance(store: Store, plan: Plan, got: Retrieved) -> Relevance:
     """How well a chunk reached over the graph answers the query itself: its cosine to
     the query relative to the best hit's, or else the share of query terms it holds."""
     qv = got.query_vector
@@ -506,53 +455,6 @@ def _relevance(store: Store, plan: _Plan, got: _Retrieved) -> Relevance:
         return out
 
     return relevance
-
-
-def _report(
-    store: Store, root: Path, plan: _Plan, got: _Retrieved, ranked: Sequence[Candidate], started: float
-) -> SearchResult:
-    """Hits with highlights and stale flags, and the report: sources, counts, notes."""
-    stale = _stale_paths(store, root, {c.chunk.path for c in ranked})
-    terms = _highlight_terms(plan.keywords, plan.semantic_query)
-    match_type = {
-        "hybrid": MatchType.HYBRID,
-        "bm25": MatchType.BM25,
-        "vector": MatchType.SEMANTIC,
-        "grep": MatchType.GREP,
-    }[plan.mode]
-    vector_model = got.tier.model_id if got.tier is not None else ""
-    hits = tuple(
-        SearchHit(
-            chunk=c.chunk,
-            score=round(c.score, 6),
-            match_type=match_type,
-            sources=tuple(sorted(c.sources, key=list(Source).index)),
-            highlights=highlight_spans(c.chunk.text, terms),
-            stale=c.chunk.path in stale,
-            vector_model=vector_model if Source.SEMANTIC in c.sources else "",
-        )
-        for c in ranked
-    )
-    notes = got.notes
-    notes.extend(_completeness_notes(store, plan.mode in ("hybrid", "vector"), got.tier))
-    if got.dropped:
-        notes.append(_dropped_note(got.dropped, plan.threshold, plan.min_similarity))
-    if not hits:
-        notes.append(_why_empty(plan.request, got.rankings, plan.keywords))
-    got.millis["total"] = round((time.perf_counter() - started) * 1000, 2)
-    report = SearchReport(
-        chars=sum(len(h.chunk.text) for h in hits),
-        unique_files=len({h.chunk.path for h in hits}),
-        chunks=len(hits),
-        per_source={str(src): len(keys) for src, keys in got.rankings.items()},
-        millis=got.millis,
-        notes=tuple(notes),
-        dropped_by_threshold=got.dropped,
-        keywords=plan.keywords,
-        bm25_query=plan.bm25_query,
-        vector_model=vector_model,
-    )
-    return SearchResult(hits, report)
 
 
 def _grep_chunks(
@@ -594,88 +496,3 @@ def _grep_chunks(
         ranked = [h.chunk_id for h in bm25(store, keywords, len(ordered), id_filter)]
         ordered = list(dict.fromkeys([*ranked, *ordered]))
     return ordered[:limit]
-
-
-def _empty_report(started: float, note: str) -> SearchReport:
-    millis = {"total": (time.perf_counter() - started) * 1000}
-    return SearchReport(chars=0, unique_files=0, chunks=0, per_source={}, millis=millis, notes=(note,))
-
-
-def _stale_paths(store: Store, root: Path, paths: set[str]) -> set[str]:
-    """Paths whose file on disk differs (size or mtime) from what was indexed."""
-    if not paths:
-        return set()
-    known = store.file_stats()
-    stale: set[str] = set()
-    for p in paths:
-        try:
-            st = os.stat(root / os_path(p))
-        except OSError:
-            stale.add(p)
-            continue
-        if known.get(p) != (st.st_size, st.st_mtime_ns):
-            stale.add(p)
-    return stale
-
-
-def _highlight_terms(keywords: str, semantic_query: str) -> list[str]:
-    terms = [t for t in query_terms(keywords) if len(t) > 1]
-    terms += [t for t in query_terms(semantic_query) if len(t) > 2 and t not in STOP_WORDS]
-    return sorted(dict.fromkeys(terms), key=len, reverse=True)
-
-
-def highlight_spans(text: str, terms: Sequence[str]) -> tuple[tuple[int, int], ...]:
-    """Character offsets of each term's occurrences in text (case-insensitive, merged)."""
-    if not terms:
-        return ()
-    rx = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
-    spans: list[tuple[int, int]] = []
-    for m in rx.finditer(text):
-        if spans and m.start() <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(spans[-1][1], m.end()))
-        else:
-            spans.append((m.start(), m.end()))
-    return tuple(spans)
-
-
-def _completeness_notes(store: Store, want_vec: bool, tier: VectorTier | None = None) -> list[str]:
-    notes: list[str] = []
-    if want_vec:
-        pending = store.count(CHUNKS, FAST_PENDING if tier is not None and tier.is_fast else PENDING)
-        main_pending = store.count(CHUNKS, PENDING)
-        total = store.count(CHUNKS)
-        if tier is not None and tier.is_fast and main_pending:
-            notes.append(
-                f"semantic results ranked by the fast static model ({tier.model_id}) while the "
-                f"main model's vectors fill in ({main_pending} of {total} chunks to go)"
-            )
-        if pending:
-            notes.append(
-                f"index incomplete: {pending} of {total} chunks have no vector yet, "
-                "so semantic results are partial (run `codesift index` to finish)"
-            )
-    skipped = store.count(FILES, f"status = '{FileStatus.SKIPPED}'")
-    if skipped:
-        notes.append(f"{skipped} files are not indexed (see `codesift status` for each reason)")
-    failed = store.count(FILES, f"status = '{FileStatus.FAILED}'")
-    if failed:
-        notes.append(f"index incomplete: {failed} files failed to index (see `codesift status`)")
-    notes.extend(incomplete_notes(store))
-    return notes
-
-
-def incomplete_notes(store: Store) -> list[str]:
-    """A note when a failed write (a full disk) left files out of the index, naming how many."""
-    lost = store.incomplete_files()
-    if not lost:
-        return []
-    return [
-        f"index incomplete: {len(lost)} files are missing after a write to the index failed "
-        f"(e.g. {lost[0]}); run `codesift index` to repair"
-    ]
-
-
-def _why_empty(request: SearchRequest, rankings: Mapping[Source, list[str]], keywords: str) -> str:
-    asked = ", ".join(f"{src}: {len(keys)}" for src, keys in rankings.items()) or "no source ran"
-    filt = "" if request.filters.is_empty() else " with the given filters"
-    return f"no results for {request.query!r}{filt} (keywords {keywords!r}; {asked})"

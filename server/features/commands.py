@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.research import code_research, render_markdown
 from codesift.indexer.search.grep import grep
-from codesift.indexer.search.hybrid import check_request, incomplete_notes, search
+from codesift.indexer.search.hybrid import check_request, search
 from codesift.indexer.search.passages import CaseMode, GrepResult
+from codesift.indexer.search.report import incomplete_notes
 from codesift.indexer.search.results import SearchRequest, SearchResult
 from codesift.indexer.search.symbols import SymbolHit, find_symbols
 from codesift.indexer.sync import index_status

@@ -9,9 +9,10 @@ import pytest
 from codesift.indexer.errors import QueryError
 from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowed
-from codesift.indexer.search.hybrid import _plan, grep_pattern, highlight_spans
+from codesift.indexer.search.hybrid import _plan, grep_pattern
 from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
 from codesift.indexer.search.ranking.query import plurals
+from codesift.indexer.search.report import highlight_spans
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import Settings
 
