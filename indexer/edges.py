@@ -364,7 +364,11 @@ def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: f
             scope = scopes.binding_scope_of(row[4])
             member = not dot and (row[6], row[7]) in marks.members
             if name not in skip and not member and name in marks.variables.get(scope, ()):
-                if not dot:
+                # `k(…)` / `k().m` where the marks say what calling `k` gives (it holds a class)
+                made = (scope, name + bindings.CALLED) in typed and (head != name or kind is EdgeKind.CALL)
+                if made:
+                    pass
+                elif not dot:
                     row = (*row[:5], "?." + name, *row[6:])
                 elif head != name or (scope, name) not in typed:
                     row = (*row[:5], "?." + rest, *row[6:])

@@ -89,6 +89,9 @@ WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
+# suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
+# body's `maker = Foo`, `k = f()` with `f() -> type[Foo]`): an instance of it; `return()`
+CALLED = "()"
 
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -160,15 +163,16 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
     marks = Marks()
     labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
-        if kind == "local" and not scope and name in elsewhere:
+        if kind == "local" and not scope and name.removesuffix(CALLED) in elsewhere:
             continue
-        variable = kind == "local" and scope and not name.endswith(ITEMS) and _variable(bindings)
+        derived = name.endswith(ITEMS) or name.endswith(CALLED)
+        variable = kind == "local" and scope and not derived and _variable(bindings)
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
         if not chosen:
             continue
-        if variable:
+        if variable or (kind == "local" and scope and name.endswith(CALLED)):
             marks.typed.add((scope, name))
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:

@@ -24,6 +24,7 @@ from .bindings import (
     _GLOBAL,
     _NONE,
     _UNKNOWN,
+    CALLED,
     ITEMS,
     PART,
     RETURN,
@@ -47,7 +48,7 @@ _QUERY = """
 (for_in_clause) @for
 (named_expression name: (_) @unknown)
 (with_item) @with
-(except_clause (as_pattern (as_pattern_target) @unknown))
+(except_clause) @except
 (parameters) @params
 (lambda_parameters) @unknown
 (function_definition) @def
@@ -61,6 +62,8 @@ _QUERY = """
 (yield) @yield
 (if_statement) @if
 (elif_clause) @if
+(call function: (identifier) @called)
+(call function: (attribute object: (identifier) @_self attribute: (identifier) @called) (#eq? @_self "self"))
 """
 
 
@@ -70,34 +73,43 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
     narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
+    # what calling each name gives (`name()`), kept only for the names that need it
+    calls: Found = defaultdict(list)
+    called: set[str] = set()  # names called bare (`k()`) or as `self.k()`
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
 
-    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
+    def bind(
+        scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN, call: _Binding = _UNKNOWN
+    ) -> None:
         """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
-        ``name[]``): any binding that states no item type leaves the items untyped."""
+        ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class):
+        any binding that states no item type (no class) leaves the items (calls) untyped."""
         for name in _names(target):
-            for key, value in ((name, b), (name + ITEMS, item)):
+            for key, value in ((name, b), (name + ITEMS, item), (name + CALLED, call)):
+                into = calls if key.endswith(CALLED) else found
                 if key.startswith("self."):
                     if scope in classes:
                         continue  # `self.x` in a class body is not an attribute binding
                     owner = scope.rpartition(".")[0]
                     if owner in classes:
-                        found[("attr", owner, key[5:])].append(value)
+                        into[("attr", owner, key[5:])].append(value)
                 elif scope in classes:  # a class body: the class's attribute
-                    found[("attr", scope, key)].append(value)
+                    into[("attr", scope, key)].append(value)
                     elsewhere.add(key)
                 else:
-                    found[("local", scope, key)].append(value)
+                    into[("local", scope, key)].append(value)
                     if scope:
                         elsewhere.add(key)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
+        elif capture == "called":
+            called.add(node_text(node))
         elif capture == "assign":
-            _assignment(node, scope_of(node), bind)
+            _assignment(node, scope_of(node), bind, classes)
         elif capture == "for":
             _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
@@ -115,6 +127,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             item = _item_type(ret)
             if item is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
+            made = _class_of(ret)  # `-> type[Foo]`: calling the result makes a Foo
+            if made is not None and _own_scope(scope_of(node), name):
+                found[(RETURN, scope_of(node), CALLED)].append(_Binding("ann", made))
             if _own_scope(scope_of(node), name):
                 for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
                     found[(RETURN, scope_of(node), f"{RETURN_PART}{i}")].append(annotated(part))
@@ -127,6 +142,8 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                     narrowed = f"{tested}#{node.start_point.row}c{node.start_point.column}"
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+        elif capture == "except":
+            _except(node, scope_of(node), classes, bind, found, narrowings)
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _DEFINED)
             bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
@@ -140,12 +157,48 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    for key, bindings in calls.items():
+        stated = any(b.how in ("ann", "val", "copy") for b in bindings)
+        if stated or key[2].removesuffix(CALLED) in called:
+            found[key] = bindings
     _inherit_attributes(found, bases, classes)
     marks = _decide(found, elsewhere)
     for block, tested, narrowed in narrowings:
         marks.narrowed.append((block.start_point, block.end_point, tested, narrowed))
         marks.unnarrowed += _nested_functions(block)
     return marks
+
+
+def _except(
+    node: Node,
+    scope: str,
+    classes: Collection[str],
+    bind: Bind,
+    found: Found,
+    narrowings: list[tuple[Node, str, str]],
+) -> None:
+    """``except C as e:``: in its block ``e`` is a ``C`` (a narrowed name, as in an
+    ``isinstance`` block), unless the block rebinds it; ``e`` itself stays untyped in the
+    scope (another ``except`` may bind it to another class). A tuple of classes types nothing."""
+    pattern = next((c for c in node.named_children if c.type == "as_pattern"), None)
+    target = (
+        next((c for c in pattern.named_children if c.type == "as_pattern_target"), None) if pattern else None
+    )
+    if pattern is None or target is None:
+        return
+    bind(scope, target, _UNKNOWN)
+    cls = pattern.named_children[0]
+    block = next((c for c in node.named_children if c.type == "block"), None)
+    name = node_text(target.named_children[0]) if target.named_child_count == 1 else ""
+    ok = (
+        cls.type in ("identifier", "attribute")
+        and _dotted(cls)
+        and target.named_children[0].type == "identifier"
+    )
+    if ok and block is not None and scope and scope not in classes and not _rebinds(block, name):
+        narrowed = f"{name}#{node.start_point.row}c{node.start_point.column}"
+        found[("local", scope, narrowed)].append(_Binding("val", cls))
+        narrowings.append((block, name, narrowed))
 
 
 def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
@@ -326,29 +379,74 @@ def _tuple_parts(type_node: Node | None) -> list[Node | None]:
 
 
 def _type_name(type_node: Node | None) -> Node | None:
-    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
-    if type_node is None:
-        return None
-    node = type_node.named_children[0] if type_node.type == "type" and type_node.named_child_count else None
+    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``,
+    and ``type[Foo]`` (a class held in a name: its members are ``Foo``'s)."""
+    node = _optional_inner(type_node)
     if node is None:
         return None
     if node.type in ("identifier", "attribute"):
         return node if _dotted(node) else None
-    if node.type == "generic_type":  # Optional[Foo]
-        head = node.named_children[0] if node.named_child_count else None
-        params = node.named_children[1] if node.named_child_count > 1 else None
-        if head is None or node_text(head) != "Optional" or params is None:
-            return None
+    return _class_of(type_node)
+
+
+def _class_of(type_node: Node | None) -> Node | None:
+    """``Foo`` of ``type[Foo]`` / ``t.Type[Foo]`` (``| None`` / ``Optional[…]`` around it):
+    the name holds the class itself, so calling it makes a ``Foo``."""
+    node = _optional_inner(type_node)
+    if node is None:
+        return None
+    if node.type == "generic_type" and node.named_child_count == 2:  # type[Foo]
+        head, params = node.named_children
         inner = params.named_children
-        return _type_name(inner[0]) if len(inner) == 1 else None
-    if node.type == "binary_operator":  # Foo | None
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is not None and right is not None:
-            if right.type == "none" and left.type in ("identifier", "attribute") and _dotted(left):
-                return left
-            if left.type == "none" and right.type in ("identifier", "attribute") and _dotted(right):
-                return right
-    return None
+        ok = node_text(head) in _TYPE_OF and len(inner) == 1 and inner[0].type == "type"
+        found = inner[0].named_children[0] if ok and inner[0].named_child_count == 1 else None
+    elif node.type == "subscript":  # t.Type[Foo]
+        value, items = node.child_by_field_name("value"), node.children_by_field_name("subscript")
+        ok = value is not None and node_text(value).rsplit(".", 1)[-1] in _TYPE_OF and len(items) == 1
+        found = items[0] if ok else None
+    else:
+        return None
+    return (
+        found if found is not None and found.type in ("identifier", "attribute") and _dotted(found) else None
+    )
+
+
+_TYPE_OF = frozenset({"type", "Type"})
+
+
+def _optional_inner(type_node: Node | None) -> Node | None:
+    """The annotation inside ``Optional[…]`` / ``… | None`` (the node itself otherwise);
+    None for a union of classes."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if type_node is not None and type_node.type != "type":
+        node = type_node  # a subscript's item: no `type` node around it
+    if node is None:
+        return None
+    if node.type == "generic_type" and node.named_child_count == 2:  # Optional[Foo]
+        head, params = node.named_children
+        if node_text(head) == "Optional":
+            inner = params.named_children
+            return _optional_inner(inner[0]) if len(inner) == 1 else None
+        return node
+    if node.type == "subscript":  # t.Optional[Foo]
+        value, items = node.child_by_field_name("value"), node.children_by_field_name("subscript")
+        if value is not None and node_text(value).rsplit(".", 1)[-1] == "Optional":
+            return _optional_inner(items[0]) if len(items) == 1 else None
+        return node
+    if node.type in ("binary_operator", "union_type"):  # Foo | None
+        if node.type == "binary_operator":
+            sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        else:
+            sides = list(node.named_children)
+        kept = [n for n in sides if n is not None and not _is_none(n)]
+        return _optional_inner(kept[0]) if len(kept) == 1 and len(sides) == 2 else None
+    return node
+
+
+def _is_none(node: Node) -> bool:
+    return node.type == "none" or (
+        node.type == "type" and node.named_child_count == 1 and _is_none(node.named_children[0])
+    )
 
 
 def _dotted(node: Node) -> bool:
@@ -388,14 +486,14 @@ def _value_binding(value: Node | None) -> _Binding:
 _CASTS = frozenset({"cast", "t.cast", "typing.cast"})
 
 
-def _assignment(node: Node, scope: str, bind: Bind) -> None:
+def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
     left = node.child_by_field_name("left")
     if left is None:
         return
     declared = node.child_by_field_name("type")
     target = _type_name(declared)
     if target is not None:
-        bind(scope, left, _Binding("ann", target))
+        bind(scope, left, _Binding("ann", target), call=annotated(_class_of(declared)))
         return
     if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
         bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
@@ -415,11 +513,17 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     if top and left.type == "identifier" and named and right is not None:
         bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
         return
-    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
-        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
-        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
+    if scope in classes and left.type == "identifier" and named and right is not None:
+        # a class body's `maker = Foo`: the class Foo (a reference edge); calling it makes a Foo
+        bind(scope, left, _Binding("val", right), call=_Binding("val", right))
         return
-    bind(scope, left, _value_binding(right))
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
+        copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED))
+        bind(scope, left, *copies)
+        return
+    value = _value_binding(right)
+    bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
 
 
 def _with(item: Node, scope: str, bind: Bind) -> None:
@@ -451,10 +555,7 @@ def _item_type(type_node: Node | None) -> Node | None:
     """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
     ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
     ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
-    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
-    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        node = left if right is not None and right.type == "none" else None
+    node = _optional_inner(type_node)  # `list[Foo] | None`
     if node is None:
         return None
     head: Node | None
@@ -484,24 +585,55 @@ def _item_type(type_node: Node | None) -> Node | None:
 def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
     """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
     result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
-    class's attribute (``self.params``: their annotations' items); anything else, a tuple
-    target or ``async for``, leaves it untyped."""
+    class's attribute (``self.params``: their annotations' items); ``for i, x in
+    enumerate(…)`` over the same, ``x`` such an item. Anything else, another tuple target or
+    ``async for``, leaves the names untyped."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if left is None:
         return
-    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
+    if right is None or any(c.type == "async" for c in node.children):
         bind(scope, left, _UNKNOWN)
         return
+    if left.type == "identifier":
+        bind(scope, left, _item_binding(right, scope, classes))
+        return
+    pair = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+    over = _enumerated(right)
+    if over is not None and len(pair) == 2 and all(n.type == "identifier" for n in pair):
+        bind(scope, pair[0], _UNKNOWN)  # the index
+        bind(scope, pair[1], _item_binding(over, scope, classes))
+        return
+    bind(scope, left, _UNKNOWN)
+
+
+def _enumerated(value: Node) -> Node | None:
+    """``xs`` of ``enumerate(xs)`` (one positional argument), else None."""
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments") if fn is not None else None
+    if fn is None or args is None or node_text(fn) != "enumerate" or args.type != "argument_list":
+        return None
+    inner = args.named_children
+    return inner[0] if len(inner) == 1 and inner[0].type not in _NOT_POSITIONAL else None
+
+
+_NOT_POSITIONAL = frozenset(
+    {"keyword_argument", "list_splat", "dictionary_splat", "parenthesized_expression"}
+)
+
+
+def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding:
+    """What iterating ``right`` gives, where the code states it: an item of a call's result,
+    of a name, of a ``self`` attribute of the method's class."""
     callee = _callee(right)
     if callee is not None:
-        bind(scope, left, _Binding("in", callee))
-    elif right.type == "identifier":
-        bind(scope, left, _Binding("copy", right, scope, ITEMS))
-    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        return _Binding("in", callee)
+    if right.type == "identifier":
+        return _Binding("copy", right, scope, ITEMS)
+    if right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
         owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
-        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
-    else:
-        bind(scope, left, _UNKNOWN)
+        attr = right.child_by_field_name("attribute")
+        return _Binding("copy", attr, owner, ITEMS) if attr is not None else _UNKNOWN
+    return _UNKNOWN
 
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
@@ -518,7 +650,8 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             target = _type_name(declared)
             plain = name.type == "identifier"
             items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
-            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
+            made = annotated(_class_of(declared)) if plain else _UNKNOWN
+            bind(scope, name, annotated(target) if plain else _UNKNOWN, items, made)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:

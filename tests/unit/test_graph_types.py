@@ -33,6 +33,12 @@ def agen() -> cabc.AsyncIterator[Context]: ...
 def split() -> tuple[str | None, Context | None, list[str]]: ...
 def pair() -> t.Tuple[Plain, Context]: ...
 def many() -> tuple[Context, ...]: ...
+def kind() -> type[Context] | None: ...
+def kinds() -> list[Context] | None: ...
+
+class Caller:
+    def __call__(self) -> Plain: ...
+    def invoke(self): ...
 """
 
 
@@ -206,6 +212,39 @@ def graph(code: str) -> Graph:
         ("def f():\n    p, c = pair()\n    p.invoke()\n", "p.invoke", "Plain.invoke"),
         # a declared return type wins over what the returns give
         ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
+        # a class held in a name (`type[X]`, a class-body alias): calling it makes an X
+        ("def f():\n    k = kind()\n    c = k()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(k: t.Type[Context]):\n    c = k()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(k: type[Context]):\n    k2 = k\n    k2().invoke()\n", "invoke", "Context.invoke"),
+        (
+            "class H:\n    maker = Context\n    def go(self):\n        c = self.maker()\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    maker: type[Context] = Context\n    def go(self):\n"
+            "        self.maker().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        ("M = kind()\ndef f():\n    c = M()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        # a module-level name that holds no class the code states is still that name
+        ("R = unknown()\ndef f():\n    R(1)\n", "R(1)", "R"),
+        # `enumerate` over stated items; `except C as e`; `list[C] | None`
+        ("def f():\n    for i, c in enumerate(items()):\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(cs: list[Context]):\n    for i, c in enumerate(cs):\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f():\n    try:\n        pass\n    except Context as e:\n        e.invoke()\n"
+            "    except Plain as e:\n        e.invoke()\n",
+            "e.invoke",
+            "Plain.invoke",
+        ),
+        ("def f():\n    for c in kinds():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -325,6 +364,28 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f():\n    a, b = many()\n    b.invoke()\n", "b.invoke"),
         ("def f():\n    name, *c = split()\n    c.invoke()\n", "c.invoke"),
         ("def f():\n    a, b = make()\n    b.invoke()\n", "b.invoke"),
+        # calling an instance (a declared `X`, not `type[X]`), or a class that may be either
+        ("def f(k: Caller):\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        ("def f(k: Context):\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        ("def f():\n    k = kind()\n    k = Context()\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        (
+            "class H:\n    maker = Context\n    def other(self):\n        self.maker = Context()\n"
+            "    def go(self):\n        c = self.maker()\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f():\n    c = make()\n    d = c()\n    d.invoke()\n", "d.invoke"),
+        # `enumerate` over unstated items, its index; an `except` of a tuple, or rebound
+        ("def f(xs):\n    for i, c in enumerate(xs):\n        c.invoke()\n", "c.invoke"),
+        ("def f():\n    for c, i in enumerate(items()):\n        c.invoke()\n", "c.invoke"),
+        (
+            "def f():\n    try:\n        pass\n    except (Context, Plain) as e:\n        e.invoke()\n",
+            "e.invoke",
+        ),
+        (
+            "def f():\n    try:\n        pass\n    except Context as e:\n        e = unknown()\n"
+            "        e.invoke()\n",
+            "e.invoke",
+        ),
         # returns that disagree, or that say nothing: a generator, a coroutine, another value
         ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
         ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
