@@ -459,7 +459,8 @@ class Resolver:
         if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
             if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
                 return None
-            return self.bound_type(sym.path, sym.qualified_name, RETURN + RETURN_PART + part)
+            each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
@@ -688,7 +689,7 @@ def _part_of(alias: str, name: str) -> str:
     """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
     if PART not in alias:
         return ""
-    for label in alias.split(SEPARATOR):
+    for label in alias.removeprefix(IN).split(SEPARATOR):
         bound, _, part = label.rpartition(">")[2].partition(PART)
         if bound == name and part:
             return part

@@ -92,6 +92,7 @@ RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple resul
 # suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
 # body's `maker = Foo`, `k = f()` with `f() -> type[Foo]`): an instance of it; `return()`
 CALLED = "()"
+VALUES = "{}"  # suffix: a mapping's values (`d{}` of `d: dict[str, Foo]`)
 
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -165,7 +166,7 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
     for (kind, scope, name), bindings in found.items():
         if kind == "local" and not scope and name.removesuffix(CALLED) in elsewhere:
             continue
-        derived = name.endswith(ITEMS) or name.endswith(CALLED)
+        derived = name.endswith((ITEMS, CALLED, VALUES))
         variable = kind == "local" and scope and not derived and _variable(bindings)
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
@@ -177,7 +178,8 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
         for b in chosen:
             assert b.node is not None
-            part = b.suffix if b.how == "part" else ""  # `cmd@1`: the item 1 of the call's result
+            # `cmd@1`: the item 1 of the call's result (`in:` marks: of each item it gives)
+            part = b.suffix if b.how in ("part", "in") else ""
             prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`

@@ -12,6 +12,7 @@
 (class_definition body: (block (assignment left: (identifier) right: [(identifier) (attribute)] @ref)))
 (type (subscript value: [(identifier) (attribute)] @ref))
 (type (subscript subscript: [(identifier) (attribute)] @ref))
+(type (subscript subscript: (subscript subscript: [(identifier) (attribute)] @ref)))
 (type (binary_operator (subscript value: [(identifier) (attribute)] @ref)))
 (type (binary_operator (subscript subscript: [(identifier) (attribute)] @ref)))
 ; the type a `cast(T, v)` states

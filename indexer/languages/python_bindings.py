@@ -29,6 +29,7 @@ from .bindings import (
     PART,
     RETURN,
     RETURN_PART,
+    VALUES,
     Found,
     Marks,
     Point,
@@ -73,22 +74,30 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
     narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
-    # what calling each name gives (`name()`), kept only for the names that need it
-    calls: Found = defaultdict(list)
+    # what calling each name gives (`name()`) and a mapping's values (`name{}`), kept only
+    # for the names whose bindings state them (or, for `name()`, that are called)
+    lazy: Found = defaultdict(list)
     called: set[str] = set()  # names called bare (`k()`) or as `self.k()`
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
 
     def bind(
-        scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN, call: _Binding = _UNKNOWN
+        scope: str,
+        target: Node,
+        b: _Binding,
+        item: _Binding = _UNKNOWN,
+        call: _Binding = _UNKNOWN,
+        values: _Binding = _UNKNOWN,
     ) -> None:
         """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
-        ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class):
-        any binding that states no item type (no class) leaves the items (calls) untyped."""
+        ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class),
+        ``values`` for its values (``name{}``, a mapping's): any binding that states no item
+        type (no class, no value type) leaves the items (calls, values) untyped."""
         for name in _names(target):
-            for key, value in ((name, b), (name + ITEMS, item), (name + CALLED, call)):
-                into = calls if key.endswith(CALLED) else found
+            slots = ((name, b), (name + ITEMS, item), (name + CALLED, call), (name + VALUES, values))
+            for key, value in slots:
+                into = lazy if key.endswith((CALLED, VALUES)) else found
                 if key.startswith("self."):
                     if scope in classes:
                         continue  # `self.x` in a class body is not an attribute binding
@@ -127,6 +136,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             item = _item_type(ret)
             if item is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
+            if _own_scope(scope_of(node), name):  # `-> Iterator[tuple[str, Command]]`
+                for i, part in enumerate(_tuple_parts(_item_node(ret))):
+                    found[(RETURN, scope_of(node), f"{ITEMS}{RETURN_PART}{i}")].append(annotated(part))
             made = _class_of(ret)  # `-> type[Foo]`: calling the result makes a Foo
             if made is not None and _own_scope(scope_of(node), name):
                 found[(RETURN, scope_of(node), CALLED)].append(_Binding("ann", made))
@@ -157,9 +169,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
-    for key, bindings in calls.items():
+    for key, bindings in lazy.items():
         stated = any(b.how in ("ann", "val", "copy") for b in bindings)
-        if stated or key[2].removesuffix(CALLED) in called:
+        if stated or (key[2].endswith(CALLED) and key[2].removesuffix(CALLED) in called):
             found[key] = bindings
     _inherit_attributes(found, bases, classes)
     marks = _decide(found, elsewhere)
@@ -361,6 +373,8 @@ def _tuple_parts(type_node: Node | None) -> list[Node | None]:
     """The classes the items of ``tuple[A, B | None, C]`` / ``t.Tuple[A, B]`` name (None for
     an item that names no class); none for ``tuple[A, ...]`` or anything else."""
     node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if type_node is not None and type_node.type in ("generic_type", "subscript"):
+        node = type_node  # an item of a container's annotation, no `type` node around it
     if node is not None and node.type == "generic_type" and node.named_child_count == 2:
         head, params = node.named_children
         if node_text(head) not in ("tuple", "Tuple") or any(p.type != "type" for p in params.named_children):
@@ -496,7 +510,8 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         bind(scope, left, _Binding("ann", target), call=annotated(_class_of(declared)))
         return
     if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
-        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
+        items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
+        bind(scope, left, _UNKNOWN, items, values=values)
         return
     if left.type not in ("identifier", "attribute"):
         callee = _callee(node.child_by_field_name("right"))
@@ -519,11 +534,46 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         return
     if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
         # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
-        copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED))
+        copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
         bind(scope, left, *copies)
+        return
+    looked_up = _looked_up(right, scope, classes)
+    if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
+        bind(scope, left, looked_up)
         return
     value = _value_binding(right)
     bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
+
+
+def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """A copy of the values of the mapping ``node`` names: a name of the scope, or a
+    ``self`` attribute in a method of its class."""
+    if node is None:
+        return None
+    if node.type == "identifier" and node_text(node) != "self":
+        return _Binding("copy", node, scope, VALUES)
+    owner = scope.rpartition(".")[0]
+    attr = node.child_by_field_name("attribute") if node.type == "attribute" else None
+    if attr is not None and _names(node) and owner in classes:
+        return _Binding("copy", attr, "attr:" + owner, VALUES)
+    return None
+
+
+def _looked_up(value: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """``d[k]`` or ``d.get(k)`` (one argument): one of the values of ``d``."""
+    if value is None or not scope:
+        return None
+    if value.type == "subscript" and len(value.children_by_field_name("subscript")) == 1:
+        return _mapping(value.child_by_field_name("value"), scope, classes)
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments")
+    if fn is None or fn.type != "attribute" or args is None or args.type != "argument_list":
+        return None
+    attr = fn.child_by_field_name("attribute")
+    one = len(args.named_children) == 1 and args.named_children[0].type not in _NOT_POSITIONAL
+    if attr is None or node_text(attr) != "get" or not one:
+        return None
+    return _mapping(fn.child_by_field_name("object"), scope, classes)
 
 
 def _with(item: Node, scope: str, bind: Bind) -> None:
@@ -555,6 +605,15 @@ def _item_type(type_node: Node | None) -> Node | None:
     """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
     ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
     ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
+    first = _item_node(type_node)
+    return (
+        first if first is not None and first.type in ("identifier", "attribute") and _dotted(first) else None
+    )
+
+
+def _item_node(type_node: Node | None) -> Node | None:
+    """The annotation of what iterating a value annotated ``type_node`` gives (``tuple[str,
+    Foo]`` of ``Iterator[tuple[str, Foo]]``), whatever it is; None when not a container."""
     node = _optional_inner(type_node)  # `list[Foo] | None`
     if node is None:
         return None
@@ -578,8 +637,36 @@ def _item_type(type_node: Node | None) -> Node | None:
             return None  # `tuple[A, B]`: its items differ
     elif name != "Generator" and len(args) != 1:
         return None
-    first = args[0]
-    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
+    return args[0]
+
+
+_MAPPINGS = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict", "ChainMap"}
+)
+
+
+def _value_type(type_node: Node | None) -> Node | None:
+    """The class of a mapping's values: ``Foo`` of ``dict[str, Foo]``, ``t.Mapping[str, Foo]``
+    (``| None`` around it); None for anything else."""
+    node = _optional_inner(type_node)
+    if node is None:
+        return None
+    head: Node | None
+    if node.type == "generic_type" and node.named_child_count == 2:  # dict[str, Foo]
+        head, params = node.named_children
+        args = [
+            a.named_children[0] if a.type == "type" and a.named_child_count else a
+            for a in params.named_children
+        ]
+    elif node.type == "subscript":  # t.Dict[str, Foo]
+        head = node.child_by_field_name("value")
+        args = node.children_by_field_name("subscript")
+    else:
+        return None
+    if head is None or node_text(head).rsplit(".", 1)[-1] not in _MAPPINGS or len(args) != 2:
+        return None
+    value = args[1]
+    return value if value.type in ("identifier", "attribute") and _dotted(value) else None
 
 
 def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
@@ -598,10 +685,22 @@ def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
         bind(scope, left, _item_binding(right, scope, classes))
         return
     pair = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+    names = all(n.type == "identifier" for n in pair)
     over = _enumerated(right)
-    if over is not None and len(pair) == 2 and all(n.type == "identifier" for n in pair):
+    if over is not None and len(pair) == 2 and names:
         bind(scope, pair[0], _UNKNOWN)  # the index
         bind(scope, pair[1], _item_binding(over, scope, classes))
+        return
+    callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    method = node_text(callee).rsplit(".", 1)[-1] if callee is not None and callee.type == "attribute" else ""
+    if mapping is not None and method == "items" and len(pair) == 2 and names:  # `for k, v in d.items()`
+        bind(scope, pair[0], _UNKNOWN)
+        bind(scope, pair[1], mapping)
+        return
+    if callee is not None and len(pair) > 1 and names:  # `for a, b in f()`: the parts of its items
+        for i, target in enumerate(pair):
+            bind(scope, target, _Binding("in", callee, suffix=f"{PART}{i}"))
         return
     bind(scope, left, _UNKNOWN)
 
@@ -625,6 +724,9 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
     """What iterating ``right`` gives, where the code states it: an item of a call's result,
     of a name, of a ``self`` attribute of the method's class."""
     callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    if mapping is not None and node_text(callee).endswith(".values"):  # `for v in d.values()`
+        return mapping
     if callee is not None:
         return _Binding("in", callee)
     if right.type == "identifier":
@@ -651,7 +753,8 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             plain = name.type == "identifier"
             items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
             made = annotated(_class_of(declared)) if plain else _UNKNOWN
-            bind(scope, name, annotated(target) if plain else _UNKNOWN, items, made)
+            values = annotated(_value_type(declared)) if plain else _UNKNOWN
+            bind(scope, name, annotated(target) if plain else _UNKNOWN, items, made, values)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:

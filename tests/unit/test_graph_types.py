@@ -35,6 +35,8 @@ def pair() -> t.Tuple[Plain, Context]: ...
 def many() -> tuple[Context, ...]: ...
 def kind() -> type[Context] | None: ...
 def kinds() -> list[Context] | None: ...
+def named() -> cabc.Iterator[tuple[str, Context]]: ...
+def pairs() -> list[tuple[Context, Plain]]: ...
 
 class Caller:
     def __call__(self) -> Plain: ...
@@ -229,6 +231,34 @@ def graph(code: str) -> Graph:
             "Context.invoke",
         ),
         ("M = kind()\ndef f():\n    c = M()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        # a mapping's values: `d[k]`, `d.get(k)`, `d.values()`, `d.items()` of `dict[K, V]`
+        ("def f(d: dict[str, Context], k):\n    c = d[k]\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(d: t.Mapping[str, Context], k):\n    c = d.get(k)\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self):\n        self._opts: dict[str, Context] = {}\n"
+            "    def run(self, k):\n        o = self._opts.get(k)\n        o.invoke()\n",
+            "o.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(d: dict[str, Context]):\n    for c in d.values():\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(d: dict[str, Context] | None):\n    e = d\n    for k, c in e.items():\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a loop's tuple target over a call whose items are declared tuples
+        ("def f():\n    for name, c in named():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    for c, p in pairs():\n        p.invoke()\n", "p.invoke", "Plain.invoke"),
+        ("def f():\n    for c, p in pairs():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
         # a module-level name that holds no class the code states is still that name
         ("R = unknown()\ndef f():\n    R(1)\n", "R(1)", "R"),
         # `enumerate` over stated items; `except C as e`; `list[C] | None`
@@ -374,6 +404,14 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.invoke",
         ),
         ("def f():\n    c = make()\n    d = c()\n    d.invoke()\n", "d.invoke"),
+        # a mapping whose values are not stated, a lookup with a default, a rebound mapping
+        ("def f(d: dict, k):\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, Context], k):\n    c = d.get(k, 3)\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, Context], k):\n    d = g()\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, list[Context]], k):\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        # a tuple target over items that are no declared tuple, or a tuple of any length
+        ("def f():\n    for a, c in items():\n        c.invoke()\n", "c.invoke"),
+        ("def f():\n    for a, c in many():\n        c.invoke()\n", "c.invoke"),
         # `enumerate` over unstated items, its index; an `except` of a tuple, or rebound
         ("def f(xs):\n    for i, c in enumerate(xs):\n        c.invoke()\n", "c.invoke"),
         ("def f():\n    for c, i in enumerate(items()):\n        c.invoke()\n", "c.invoke"),
