@@ -33,6 +33,7 @@ from .bindings import (
     Found,
     Marks,
     Point,
+    _agreed,
     _Binding,
     _copied,
     _decide,
@@ -78,6 +79,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
     # for the names whose bindings state them (or, for `name()`, that are called)
     lazy: Found = defaultdict(list)
     called: set[str] = set()  # names called bare (`k()`) or as `self.k()`
+    # `x = value` statements of a function: (scope, statement, name, its binding)
+    assigned: list[tuple[str, Node, str, _Binding]] = []
+    last: dict[int, _Binding] = {}  # an identifier target's start byte → what it was bound to
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -94,6 +98,7 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
         ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class),
         ``values`` for its values (``name{}``, a mapping's): any binding that states no item
         type (no class, no value type) leaves the items (calls, values) untyped."""
+        last[target.start_byte] = b
         for name in _names(target):
             slots = ((name, b), (name + ITEMS, item), (name + CALLED, call), (name + VALUES, values))
             for key, value in slots:
@@ -118,7 +123,11 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
         elif capture == "called":
             called.add(node_text(node))
         elif capture == "assign":
-            _assignment(node, scope_of(node), bind, classes)
+            scope = scope_of(node)
+            _assignment(node, scope, bind, classes)
+            left = node.child_by_field_name("left")
+            if scope and scope not in classes and left is not None and left.type == "identifier":
+                assigned.append((scope, node, node_text(left), last.get(left.start_byte, _UNKNOWN)))
         elif capture == "for":
             _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
@@ -174,11 +183,62 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
         if stated or (key[2].endswith(CALLED) and key[2].removesuffix(CALLED) in called):
             found[key] = bindings
     _inherit_attributes(found, bases, classes)
+    regions: list[tuple[Point, Point, str, str, list[Node]]] = [
+        (
+            (b.start_point.row, b.start_point.column),
+            (b.end_point.row, b.end_point.column),
+            tested,
+            narrowed,
+            [b],
+        )
+        for b, tested, narrowed in narrowings
+    ]
+    regions += _assigned_regions(assigned, found)
     marks = _decide(found, elsewhere)
-    for block, tested, narrowed in narrowings:
-        marks.narrowed.append((block.start_point, block.end_point, tested, narrowed))
-        marks.unnarrowed += _nested_functions(block)
+    for start, end, tested, narrowed, nodes in regions:
+        marks.narrowed.append((start, end, tested, narrowed))
+        for n in nodes:
+            marks.unnarrowed += _nested_functions(n)
+    marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _assigned_regions(
+    assigned: list[tuple[str, Node, str, _Binding]], found: Found
+) -> list[tuple[Point, Point, str, str, list[Node]]]:
+    """Straight-line flow: after ``x = value`` (a statement of a function's block), up to the
+    first later statement of that block that binds ``x`` again (or the block's end), ``x``
+    holds that value — a narrowed name bound to it, as an ``isinstance`` block's is. Only
+    for a name whose bindings in the scope disagree (else the scope already types it) and
+    that no annotation declares (a declared type wins, as for a type checker)."""
+    out: list[tuple[Point, Point, str, str, list[Node]]] = []
+    for scope, node, name, b in assigned:
+        stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
+        block = stmt.parent
+        if b.how in ("unknown", "none") or block is None or block.type != "block":
+            continue
+        bindings = found.get(("local", scope, name), [])
+        if (
+            len(bindings) < 2
+            or any(x.how == "ann" for x in bindings)
+            or _agreed(_copied(found, bindings, set()))
+        ):
+            continue
+        region: list[Node] = []
+        end = (block.end_point.row, block.end_point.column)
+        sibling = stmt.next_named_sibling
+        while sibling is not None:
+            if _rebinds(sibling, name):
+                end = (sibling.start_point.row, sibling.start_point.column)
+                break
+            region.append(sibling)
+            sibling = sibling.next_named_sibling
+        if not region:
+            continue
+        narrowed = f"{name}#{stmt.start_point.row}c{stmt.start_point.column}"
+        found[("local", scope, narrowed)].append(b)
+        out.append(((stmt.end_point.row, stmt.end_point.column), end, name, narrowed, region))
+    return out
 
 
 def _except(

@@ -259,6 +259,31 @@ def graph(code: str) -> Graph:
         ("def f():\n    for name, c in named():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
         ("def f():\n    for c, p in pairs():\n        p.invoke()\n", "p.invoke", "Plain.invoke"),
         ("def f():\n    for c, p in pairs():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        # after `x = value`, up to the next statement that binds `x` again, `x` is that value
+        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke", "Plain.invoke"),
+        (
+            "def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n",
+            "g.invoke",
+            "Plain.invoke",
+        ),
+        (
+            "def f(s, xs):\n    if k:\n        s = Context()\n        if s:\n            for y in xs:\n"
+            "                s.invoke()\n    s = Plain()\n",
+            "s.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(xs):\n    for x in xs:\n        c = make()\n        with c:\n            c.invoke()\n"
+            "    for c in xs:\n        pass\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a declared type wins over the flow, as for a type checker
+        (
+            "def f(x: Plain):\n    x = unknown()\n    x = Context()\n    x.invoke()\n",
+            "x.invoke",
+            "Plain.invoke",
+        ),
         # a module-level name that holds no class the code states is still that name
         ("R = unknown()\ndef f():\n    R(1)\n", "R(1)", "R"),
         # `enumerate` over stated items; `except C as e`; `list[C] | None`
@@ -296,7 +321,10 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def outer():\n    def inner() -> Context: ...\n\ndef f():\n    outer().invoke()\n", "invoke"),
         ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
         ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
-        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
+        (
+            "def f(k):\n    if k:\n        x = Context()\n    else:\n        x = Plain()\n    x.invoke()\n",
+            "x.invoke",
+        ),
         ("def f(xs):\n    x = Context()\n    for x in xs:\n        x.invoke()\n", "x.invoke"),
         ("def f(xs):\n    x = Context()\n    [x.invoke() for x in xs]\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x, y = 1, 2\n    x.invoke()\n", "x.invoke"),
@@ -354,7 +382,22 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
-        ("def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n", "g.invoke"),
+        (
+            "def f(v, k):\n    g = t.cast(Context, v)\n    if k:\n        g = Plain()\n    g.invoke()\n",
+            "g.invoke",
+        ),
+        # after `x = value` only up to the next statement that binds `x`, never in a loop
+        # that rebinds it later, nor in a function made there
+        (
+            "def f(xs):\n    x = Context()\n    for y in xs:\n        x.invoke()\n        x = Plain()\n",
+            "x.invoke",
+        ),
+        (
+            "def f(k):\n    x = Context()\n    if k:\n        x = Plain()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        ("def f():\n    x = Context()\n    h = lambda: x.invoke()\n    x = Plain()\n", "x.invoke"),
+        ("def f(k):\n    if k:\n        x = Context()\n    x.invoke()\n    x = Plain()\n", "x.invoke"),
         # an alias bound twice, or rebound in a function
         ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
         (
