@@ -245,7 +245,8 @@ def extract_edges(
     if language in _GENERIC_QUERIES:
         found = _without_type_parameters(found, language, root)
     if language == "python":
-        marks = python_marks(root, scopes.binding_scope, scopes.classes)
+        called = {row[5] for row in found if row[3] is EdgeKind.CALL}
+        marks = python_marks(root, scopes.binding_scope, scopes.classes, called)
         found = _narrow(_mark_bindings(found, marks), marks)
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
     elif language == "swift":

@@ -164,7 +164,7 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
     marks = Marks()
     labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
-        if kind == "local" and not scope and name.removesuffix(CALLED) in elsewhere:
+        if kind == "local" and not scope and _base_name(name) in elsewhere:
             continue
         derived = name.endswith((ITEMS, CALLED, VALUES))
         variable = kind == "local" and scope and not derived and _variable(bindings)
@@ -192,6 +192,11 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+def _base_name(name: str) -> str:
+    """The name a derived binding is of: ``x`` of ``x[]``, ``x()``, ``x{}``."""
+    return name[:-2] if name.endswith((ITEMS, CALLED, VALUES)) else name
 
 
 def _variable(bindings: list[_Binding]) -> bool:

@@ -64,21 +64,23 @@ _QUERY = """
 (yield) @yield
 (if_statement) @if
 (elif_clause) @if
-(call function: (identifier) @called)
-(call function: (attribute object: (identifier) @_self attribute: (identifier) @called) (#eq? @_self "self"))
 """
 
 
-def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
-    """The typed bindings of one file, as marks on the edges' end points."""
+def python_marks(
+    root: Node, at: Callable[[int], str], classes: set[str], called: Collection[str] = ()
+) -> Marks:
+    """The typed bindings of one file, as marks on the edges' end points. ``called``: the
+    names the file's calls are written as (``k``, ``self.maker``): only those get what
+    calling them gives when a call's result is all that states it."""
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
     narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
-    # what calling each name gives (`name()`) and a mapping's values (`name{}`), kept only
-    # for the names whose bindings state them (or, for `name()`, that are called)
+    # what calling each name gives (`name()`) and a mapping's values (`name{}`): only the
+    # bindings that say something; kept for the names whose bindings state them (or, for
+    # `name()`, that are called)
     lazy: Found = defaultdict(list)
-    called: set[str] = set()  # names called bare (`k()`) or as `self.k()`
     # `x = value` statements of a function: (scope, statement, name, its binding)
     assigned: list[tuple[str, Node, str, _Binding]] = []
     last: dict[int, _Binding] = {}  # an identifier target's start byte → what it was bound to
@@ -100,28 +102,28 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
         type (no class, no value type) leaves the items (calls, values) untyped."""
         last[target.start_byte] = b
         for name in _names(target):
-            slots = ((name, b), (name + ITEMS, item), (name + CALLED, call), (name + VALUES, values))
-            for key, value in slots:
-                into = lazy if key.endswith((CALLED, VALUES)) else found
-                if key.startswith("self."):
-                    if scope in classes:
-                        continue  # `self.x` in a class body is not an attribute binding
-                    owner = scope.rpartition(".")[0]
-                    if owner in classes:
-                        into[("attr", owner, key[5:])].append(value)
-                elif scope in classes:  # a class body: the class's attribute
-                    into[("attr", scope, key)].append(value)
-                    elsewhere.add(key)
-                else:
-                    into[("local", scope, key)].append(value)
-                    if scope:
-                        elsewhere.add(key)
+            if name.startswith("self."):
+                owner = scope.rpartition(".")[0]
+                if scope in classes or owner not in classes:
+                    continue  # `self.x` in a class body (or outside a method) binds no attribute
+                kind, where, name = "attr", owner, name[5:]
+            elif scope in classes:  # a class body: the class's attribute
+                kind, where = "attr", scope
+                elsewhere.add(name)
+            else:
+                kind, where = "local", scope
+                if scope:
+                    elsewhere.add(name)
+            found[(kind, where, name)].append(b)
+            found[(kind, where, name + ITEMS)].append(item)
+            if call is not _UNKNOWN:
+                lazy[(kind, where, name + CALLED)].append(call)
+            if values is not _UNKNOWN:
+                lazy[(kind, where, name + VALUES)].append(values)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
-        elif capture == "called":
-            called.add(node_text(node))
         elif capture == "assign":
             scope = scope_of(node)
             _assignment(node, scope, bind, classes)
@@ -178,10 +180,14 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
-    for key, bindings in lazy.items():
+    for (kind, where, derived), bindings in lazy.items():
+        base = derived[: -len(CALLED)]  # CALLED and VALUES are both two characters
+        if len(bindings) < len(found.get((kind, where, base), ())):
+            bindings.append(_UNKNOWN)  # another binding of the name states nothing of it
+        spelled = f"self.{base}" if kind == "attr" else base
         stated = any(b.how in ("ann", "val", "copy") for b in bindings)
-        if stated or (key[2].endswith(CALLED) and key[2].removesuffix(CALLED) in called):
-            found[key] = bindings
+        if stated or (derived.endswith(CALLED) and spelled in called):
+            found[(kind, where, derived)] = bindings
     _inherit_attributes(found, bases, classes)
     regions: list[tuple[Point, Point, str, str, list[Node]]] = [
         (
@@ -212,17 +218,19 @@ def _assigned_regions(
     for a name whose bindings in the scope disagree (else the scope already types it) and
     that no annotation declares (a declared type wins, as for a type checker)."""
     out: list[tuple[Point, Point, str, str, list[Node]]] = []
+    typed: dict[tuple[str, str], bool] = {}  # (scope, name) → already typed (or no need)
     for scope, node, name, b in assigned:
         stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
         block = stmt.parent
         if b.how in ("unknown", "none") or block is None or block.type != "block":
             continue
-        bindings = found.get(("local", scope, name), [])
-        if (
-            len(bindings) < 2
-            or any(x.how == "ann" for x in bindings)
-            or _agreed(_copied(found, bindings, set()))
-        ):
+        skip = typed.get((scope, name))
+        if skip is None:
+            bindings = found.get(("local", scope, name), [])
+            declared = any(x.how == "ann" for x in bindings)
+            skip = len(bindings) < 2 or declared or bool(_agreed(_copied(found, bindings, set())))
+            typed[(scope, name)] = skip
+        if skip:
             continue
         region: list[Node] = []
         end = (block.end_point.row, block.end_point.column)
