@@ -605,6 +605,13 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
         bind(scope, left, *copies)
         return
+    owner = scope.rpartition(".")[0]
+    attr = right.child_by_field_name("attribute") if right is not None and right.type == "attribute" else None
+    if attr is not None and right is not None and _names(right) and owner in classes and scope not in classes:
+        # `response = self.__response` in a method: what the class's attribute holds
+        held = (_Binding("copy", attr, "attr:" + owner, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
+        bind(scope, left, *held)
+        return
     looked_up = _looked_up(right, scope, classes)
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
         bind(scope, left, looked_up)

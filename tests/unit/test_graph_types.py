@@ -278,6 +278,13 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # a copy of a `self` attribute the class types (`response = self.__response`)
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def run(self):\n"
+            "        c = self.c\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
         # a declared type wins over the flow, as for a type checker
         (
             "def f(x: Plain):\n    x = unknown()\n    x = Context()\n    x.invoke()\n",
@@ -338,6 +345,17 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
+        ),
+        # a copy of a `self` attribute the class does not type, or types two ways
+        (
+            "class C:\n    def __init__(self, c):\n        self.c = c\n    def run(self):\n"
+            "        c = self.c\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def o(self):\n"
+            "        self.c = Plain()\n    def run(self):\n        c = self.c\n        c.invoke()\n",
+            "c.invoke",
         ),
         # a copy of an untyped name, of itself, or one value among others of another type
         (
