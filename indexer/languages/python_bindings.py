@@ -12,6 +12,7 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 
@@ -54,6 +55,8 @@ _QUERY = """
 (parameters) @params
 (lambda_parameters) @unknown
 (function_definition) @def
+(lambda) @lambda
+(delete_statement) @delete
 (class_definition name: (_) @defname)
 (import_statement) @import
 (import_from_statement) @import
@@ -83,7 +86,9 @@ def python_marks(
     lazy: Found = defaultdict(list)
     # `x = value` statements of a function: (scope, statement, name, its binding)
     assigned: list[tuple[str, Node, str, _Binding]] = []
-    last: dict[int, _Binding] = {}  # an identifier target's start byte → what it was bound to
+    last: dict[int, tuple[_Binding, str]] = {}  # an identifier target's start → (binding, name)
+    spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
+    functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -100,8 +105,9 @@ def python_marks(
         ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class),
         ``values`` for its values (``name{}``, a mapping's): any binding that states no item
         type (no class, no value type) leaves the items (calls, values) untyped."""
-        last[target.start_byte] = b
         for name in _names(target):
+            last[target.start_byte] = (b, name)
+            spots[name].append(target.start_byte)
             if name.startswith("self."):
                 owner = scope.rpartition(".")[0]
                 if scope in classes or owner not in classes:
@@ -122,14 +128,22 @@ def python_marks(
                 lazy[(kind, where, name + VALUES)].append(values)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
+        fn = node if capture in ("def", "lambda") else node.parent if capture == "defname" else None
+        if fn is not None:
+            functions.append((fn.start_byte, fn.end_byte, _point(fn.start_point), _point(fn.end_point)))
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
+        elif capture == "delete":
+            for deleted in _identifiers_below(node):
+                spots[deleted].append(node.start_byte)
         elif capture == "assign":
             scope = scope_of(node)
             _assignment(node, scope, bind, classes)
             left = node.child_by_field_name("left")
             if scope and scope not in classes and left is not None and left.type == "identifier":
-                assigned.append((scope, node, node_text(left), last.get(left.start_byte, _UNKNOWN)))
+                bound, bound_name = last.get(left.start_byte, (_UNKNOWN, ""))
+                if bound.how not in ("unknown", "none"):
+                    assigned.append((scope, node, bound_name, bound))
         elif capture == "for":
             _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
@@ -141,21 +155,9 @@ def python_marks(
             if name is not None:
                 bind(_outer_scope(node, at), name, _DEFINED)
             ret = node.child_by_field_name("return_type")
-            target = _type_name(ret)
-            if target is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
-            item = _item_type(ret)
-            if item is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
-            if _own_scope(scope_of(node), name):  # `-> Iterator[tuple[str, Command]]`
-                for i, part in enumerate(_tuple_parts(_item_node(ret))):
-                    found[(RETURN, scope_of(node), f"{ITEMS}{RETURN_PART}{i}")].append(annotated(part))
-            made = _class_of(ret)  # `-> type[Foo]`: calling the result makes a Foo
-            if made is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), CALLED)].append(_Binding("ann", made))
-            if _own_scope(scope_of(node), name):
-                for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
-                    found[(RETURN, scope_of(node), f"{RETURN_PART}{i}")].append(annotated(part))
+            scope = scope_of(node)
+            if ret is not None and _own_scope(scope, name):
+                _return_type(ret, scope, found)
         elif capture == "return" or capture == "yield":
             _returned(node, capture == "yield", at, found)
         elif capture == "if":
@@ -180,45 +182,98 @@ def python_marks(
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    _keep_derived(found, lazy, called)
+    _inherit_attributes(found, bases, classes)
+    regions = [
+        (_point(b.start_point), _point(b.end_point), tested, narrowed, _nested_functions(b))
+        for b, tested, narrowed in narrowings
+    ]
+    regions += _assigned_regions(assigned, found, spots, sorted(functions))
+    marks = _decide(found, elsewhere)
+    for start, end, tested, narrowed, nested in regions:
+        marks.narrowed.append((start, end, tested, narrowed))
+        marks.unnarrowed += nested
+    marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
+    return marks
+
+
+def _keep_derived(found: Found, lazy: Found, called: Collection[str]) -> None:
+    """Into ``found``, the ``name()`` / ``name{}`` bindings worth deciding: those that state a
+    class (an annotation, a class alias), a call's result for a name that is called, and
+    copies of a kept one (``self.k = k``: only when ``k()`` is kept). A binding of the name
+    that says nothing of them makes them untyped (one untyped binding stands for all)."""
+    copies: Found = {}
     for (kind, where, derived), bindings in lazy.items():
         base = derived[: -len(CALLED)]  # CALLED and VALUES are both two characters
         if len(bindings) < len(found.get((kind, where, base), ())):
             bindings.append(_UNKNOWN)  # another binding of the name states nothing of it
         spelled = f"self.{base}" if kind == "attr" else base
-        stated = any(b.how in ("ann", "val", "copy") for b in bindings)
-        if stated or (derived.endswith(CALLED) and spelled in called):
+        if any(b.how in ("ann", "val") for b in bindings) or (derived.endswith(CALLED) and spelled in called):
             found[(kind, where, derived)] = bindings
-    _inherit_attributes(found, bases, classes)
-    regions: list[tuple[Point, Point, str, str, list[Node]]] = [
-        (
-            (b.start_point.row, b.start_point.column),
-            (b.end_point.row, b.end_point.column),
-            tested,
-            narrowed,
-            [b],
-        )
-        for b, tested, narrowed in narrowings
-    ]
-    regions += _assigned_regions(assigned, found)
-    marks = _decide(found, elsewhere)
-    for start, end, tested, narrowed, nodes in regions:
-        marks.narrowed.append((start, end, tested, narrowed))
-        for n in nodes:
-            marks.unnarrowed += _nested_functions(n)
-    marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
-    return marks
+        elif any(b.how == "copy" for b in bindings):
+            copies[(kind, where, derived)] = bindings
+    kept = True
+    while kept and copies:  # copies of copies: until none is kept
+        kept = False
+        for key, bindings in list(copies.items()):
+            if any(b.how == "copy" and _source(b) in found for b in bindings):
+                found[key] = copies.pop(key)
+                kept = True
+
+
+def _source(b: _Binding) -> tuple[str, str, str]:
+    """The key a copy reads (as :func:`.bindings._copied` does)."""
+    kind, _, where = b.scope.rpartition(":")
+    return (kind or "local", where, b.text + b.suffix)
+
+
+def _return_type(ret: Node, scope: str, found: Found) -> None:
+    """What a function's return annotation states: the class (``-> Foo``), its items
+    (``-> list[Foo]``) and their tuple parts (``-> Iterator[tuple[str, Foo]]``), the class a
+    returned class makes (``-> type[Foo]``), its tuple parts (``-> tuple[str, Foo | None]``)."""
+    target = _type_name(ret)
+    if target is not None:
+        found[(RETURN, scope, "")].append(_Binding("ann", target))
+    if _named(ret):
+        return  # `-> Foo`: nothing more to read
+    item = _item_type(ret)
+    if item is not None:
+        found[(RETURN, scope, ITEMS)].append(_Binding("ann", item))
+    for i, part in enumerate(_tuple_parts(_item_node(ret))):
+        found[(RETURN, scope, f"{ITEMS}{RETURN_PART}{i}")].append(annotated(part))
+    made = _class_of(ret)  # `-> type[Foo]`: calling the result makes a Foo
+    if made is not None:
+        found[(RETURN, scope, CALLED)].append(_Binding("ann", made))
+    for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
+        found[(RETURN, scope, f"{RETURN_PART}{i}")].append(annotated(part))
+
+
+def _point(p: tuple[int, int]) -> Point:
+    return (p[0], p[1])
+
+
+Region = tuple[
+    Point, Point, str, str, list[tuple[Point, Point]]
+]  # start, end, name, narrowed name, functions
 
 
 def _assigned_regions(
-    assigned: list[tuple[str, Node, str, _Binding]], found: Found
-) -> list[tuple[Point, Point, str, str, list[Node]]]:
+    assigned: list[tuple[str, Node, str, _Binding]],
+    found: Found,
+    spots: dict[str, list[int]],
+    functions: list[tuple[int, int, Point, Point]],
+) -> list[Region]:
     """Straight-line flow: after ``x = value`` (a statement of a function's block), up to the
     first later statement of that block that binds ``x`` again (or the block's end), ``x``
     holds that value — a narrowed name bound to it, as an ``isinstance`` block's is. Only
     for a name whose bindings in the scope disagree (else the scope already types it) and
-    that no annotation declares (a declared type wins, as for a type checker)."""
-    out: list[tuple[Point, Point, str, str, list[Node]]] = []
+    that no annotation declares (a declared type wins, as for a type checker). ``spots``:
+    where each name is bound (any scope: a nested function's parameter ends it too, as a
+    ``del`` does); ``functions``: every def, lambda and class, sorted (in one made in the
+    region the name may be rebound before it runs)."""
+    out: list[Region] = []
     typed: dict[tuple[str, str], bool] = {}  # (scope, name) → already typed (or no need)
+    starts = [f[0] for f in functions]
     for scope, node, name, b in assigned:
         stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
         block = stmt.parent
@@ -230,22 +285,29 @@ def _assigned_regions(
             declared = any(x.how == "ann" for x in bindings)
             skip = len(bindings) < 2 or declared or bool(_agreed(_copied(found, bindings, set())))
             typed[(scope, name)] = skip
+            spots[name].sort()
         if skip:
             continue
-        region: list[Node] = []
-        end = (block.end_point.row, block.end_point.column)
-        sibling = stmt.next_named_sibling
-        while sibling is not None:
-            if _rebinds(sibling, name):
-                end = (sibling.start_point.row, sibling.start_point.column)
-                break
-            region.append(sibling)
-            sibling = sibling.next_named_sibling
-        if not region:
-            continue
+        at = spots[name]
+        i = bisect.bisect_right(at, stmt.end_byte)
+        stop = at[i] if i < len(at) else block.end_byte  # the next binding of the name
+        sibling, last = stmt.next_named_sibling, None
+        while sibling is not None and sibling.end_byte <= stop:
+            last, sibling = sibling, sibling.next_named_sibling
+        if last is None:
+            continue  # the next statement binds the name again
+        end = _point(sibling.start_point) if sibling is not None else _point(block.end_point)
+        end_byte = sibling.start_byte if sibling is not None else block.end_byte
+        nested = [
+            (f[2], f[3])
+            for f in functions[
+                bisect.bisect_left(starts, stmt.end_byte) : bisect.bisect_left(starts, end_byte)
+            ]
+            if f[1] <= end_byte
+        ]
         narrowed = f"{name}#{stmt.start_point.row}c{stmt.start_point.column}"
         found[("local", scope, narrowed)].append(b)
-        out.append(((stmt.end_point.row, stmt.end_point.column), end, name, narrowed, region))
+        out.append((_point(stmt.end_point), end, name, narrowed, nested))
     return out
 
 
@@ -471,6 +533,12 @@ def _type_name(type_node: Node | None) -> Node | None:
     return _class_of(type_node)
 
 
+def _named(type_node: Node | None) -> bool:
+    """Whether an annotation is a plain (dotted) name: no container, ``type[…]`` or union."""
+    first = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    return first is not None and first.type in ("identifier", "attribute")
+
+
 def _class_of(type_node: Node | None) -> Node | None:
     """``Foo`` of ``type[Foo]`` / ``t.Type[Foo]`` (``| None`` / ``Optional[…]`` around it):
     the name holds the class itself, so calling it makes a ``Foo``."""
@@ -575,7 +643,8 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
     declared = node.child_by_field_name("type")
     target = _type_name(declared)
     if target is not None:
-        bind(scope, left, _Binding("ann", target), call=annotated(_class_of(declared)))
+        made = _UNKNOWN if _named(declared) else annotated(_class_of(declared))
+        bind(scope, left, _Binding("ann", target), call=made)
         return
     if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
         items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
@@ -826,10 +895,12 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             declared = p.child_by_field_name("type")
             target = _type_name(declared)
             plain = name.type == "identifier"
-            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
-            made = annotated(_class_of(declared)) if plain else _UNKNOWN
-            values = annotated(_value_type(declared)) if plain else _UNKNOWN
-            bind(scope, name, annotated(target) if plain else _UNKNOWN, items, made, values)
+            if not plain or _named(declared):  # `ctx: Context`, the common case: nothing more
+                bind(scope, name, annotated(target) if plain else _UNKNOWN)
+                continue
+            items = annotated_items(_item_type(declared))
+            made, values = annotated(_class_of(declared)), annotated(_value_type(declared))
+            bind(scope, name, annotated(target), items, made, values)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:
