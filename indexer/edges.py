@@ -415,7 +415,8 @@ def _landed(found: list[_Row], scopes: _Scopes) -> set[tuple[str, str]]:
             alias = alias.removeprefix(prefix)
         for label in alias.split(bindings.SEPARATOR):
             scope, other, name = label.rpartition(">")
-            out.add((scope if other else scopes.binding_scope_of(row[4]), name.partition(bindings.PART)[0]))
+            name = name.partition(bindings.PART)[0].removesuffix(bindings.ONE_OF)
+            out.add((scope if other else scopes.binding_scope_of(row[4]), name))
     return out
 
 

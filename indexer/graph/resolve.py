@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import CALLED, IN, IS, ITEMS, PART, RETURN, RETURN_PART, SEPARATOR, WITH
+from ..languages.bindings import CALLED, IN, IS, ITEMS, ONE_OF, PART, RETURN, RETURN_PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -328,6 +328,10 @@ class Resolver:
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
+            shared = self.shared_member(edge.path, edge.from_symbol, head, rest[0]) if variable else None
+            if shared is not None:  # `x.m` where every value `x` may hold has the same `m`
+                target = self.result_of(shared) if called[1] else shared
+                nxt = 2
         for i in range(nxt, len(names)):
             if target is None:
                 break
@@ -356,10 +360,28 @@ class Resolver:
     def is_local(self, path: str, scope: str, name: str) -> bool:
         """Whether ``name`` is a typed variable of the function around ``scope``."""
         scope = self.snap.binding_scope(path, scope)
-        if not scope or not self.snap.has_binding(path, scope, name):
+        has = self.snap.has_binding
+        if not scope or not (has(path, scope, name) or has(path, scope, name + ONE_OF)):
             return False
         own = self.snap.symbol(path, scope)
         return own is not None and own.kind in CALLABLE_KINDS
+
+    def shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
+        """``member`` of the local ``name`` when its bindings give values of several classes
+        (``x = A()`` in one branch, ``x = B()`` in another) and every one of them has the same
+        ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
+        scope = self.snap.binding_scope(path, scope)
+        edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
+        if not edges:
+            return None
+        found = set()
+        for e in edges:
+            t = self._edge_type(e, name)
+            m = self.member(t, member) if t is not None and t.kind in TYPE_KINDS else None
+            if m is None:
+                return None
+            found.add(m)
+        return found.pop() if len(found) == 1 else None
 
     def class_called(self, path: str, scope: str, name: str) -> tuple[Symbol | None] | None:
         """``(C,)`` when calling ``name`` makes a ``C`` because the name holds that class (the

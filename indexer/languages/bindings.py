@@ -93,6 +93,9 @@ RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple resul
 # body's `maker = Foo`, `k = f()` with `f() -> type[Foo]`): an instance of it; `return()`
 CALLED = "()"
 VALUES = "{}"  # suffix: a mapping's values (`d{}` of `d: dict[str, Foo]`)
+# suffix: one of the values a local's bindings give, when they disagree (`x = A()` / `x = B()`
+# in two branches): `x.m` is known when every one of them has the same `m`
+ONE_OF = "|"
 
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -171,11 +174,13 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
+        one_of = not chosen and variable and bool(chosen := _one_of(_copied(found, bindings, set())))
         if not chosen:
             continue
         if variable or (kind == "local" and scope and name.endswith(CALLED)):
             marks.typed.add((scope, name))
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
+        label += ONE_OF if one_of else ""
         for b in chosen:
             assert b.node is not None
             # `cmd@1`: the item 1 of the call's result (`in:` marks: of each item it gives)
@@ -238,6 +243,16 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
+
+
+def _one_of(bindings: list[_Binding]) -> list[_Binding]:
+    """The calls of a name whose calls disagree (every binding a call's result, a value of a
+    class or ``None``, at least two callees): the resolver types ``x.m`` when all of them
+    have the same ``m``. Anything else (an unknown, an annotation, a loop): none."""
+    if any(b.how not in ("call", "val", "none") for b in bindings):
+        return []
+    calls = [b for b in bindings if b.how != "none"]
+    return calls if len({(b.how, b.text) for b in calls}) > 1 else []
 
 
 def annotated(target: Node | None) -> _Binding:

@@ -41,6 +41,12 @@ def pairs() -> list[tuple[Context, Plain]]: ...
 class Caller:
     def __call__(self) -> Plain: ...
     def invoke(self): ...
+
+class Sub(Context):
+    def other(self): ...
+
+class Over(Context):
+    def invoke(self): ...
 """
 
 
@@ -285,6 +291,18 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # values of several classes that all have the same method (a subclass that keeps it)
+        (
+            "def f(k):\n    if k:\n        x = Sub()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(k):\n    x = None\n    if k:\n        x = Sub()\n    else:\n        x = Context()\n"
+            "    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
         # a declared type wins over the flow, as for a type checker
         (
             "def f(x: Plain):\n    x = unknown()\n    x = Context()\n    x.invoke()\n",
@@ -473,6 +491,16 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # a tuple target over items that are no declared tuple, or a tuple of any length
         ("def f():\n    for a, c in items():\n        c.invoke()\n", "c.invoke"),
         ("def f():\n    for a, c in many():\n        c.invoke()\n", "c.invoke"),
+        # values of several classes whose methods differ, or one value the code does not state
+        (
+            "def f(k):\n    if k:\n        x = Over()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        (
+            "def f(k):\n    if k:\n        x = unknown()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        ("def f(k, v):\n    x = v\n    if k:\n        x = Context()\n    x.invoke()\n", "x.invoke"),
         # `enumerate` over unstated items, its index; an `except` of a tuple, or rebound
         ("def f(xs):\n    for i, c in enumerate(xs):\n        c.invoke()\n", "c.invoke"),
         ("def f():\n    for c, i in enumerate(items()):\n        c.invoke()\n", "c.invoke"),
