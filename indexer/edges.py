@@ -245,7 +245,8 @@ def extract_edges(
     if language in _GENERIC_QUERIES:
         found = _without_type_parameters(found, language, root)
     if language == "python":
-        marks = python_marks(root, scopes.binding_scope, scopes.classes)
+        called = {row[5] for row in found if row[3] is EdgeKind.CALL}
+        marks = python_marks(root, scopes.binding_scope, scopes.classes, called)
         found = _narrow(_mark_bindings(found, marks), marks)
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
     elif language == "swift":
@@ -364,7 +365,11 @@ def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: f
             scope = scopes.binding_scope_of(row[4])
             member = not dot and (row[6], row[7]) in marks.members
             if name not in skip and not member and name in marks.variables.get(scope, ()):
-                if not dot:
+                # `k(…)` / `k().m` where the marks say what calling `k` gives (it holds a class)
+                made = (scope, name + bindings.CALLED) in typed and (head != name or kind is EdgeKind.CALL)
+                if made:
+                    pass
+                elif not dot:
                     row = (*row[:5], "?." + name, *row[6:])
                 elif head != name or (scope, name) not in typed:
                     row = (*row[:5], "?." + rest, *row[6:])
@@ -410,7 +415,8 @@ def _landed(found: list[_Row], scopes: _Scopes) -> set[tuple[str, str]]:
             alias = alias.removeprefix(prefix)
         for label in alias.split(bindings.SEPARATOR):
             scope, other, name = label.rpartition(">")
-            out.add((scope if other else scopes.binding_scope_of(row[4]), name.partition(bindings.PART)[0]))
+            name = name.partition(bindings.PART)[0].removesuffix(bindings.ONE_OF)
+            out.add((scope if other else scopes.binding_scope_of(row[4]), name))
     return out
 
 

@@ -155,7 +155,8 @@ def code_research(
         if maybe:
             notes.append(
                 f"{sum(len(f.sites) for f in maybe)} unresolved call site(s) could be {subject!r}: "
-                "their receiver's type is not stated, so they are listed apart, not counted as callers"
+                "their receiver's type is not stated (or names more than one definition), so they are "
+                "listed apart, not counted as callers"
             )
         findings += maybe
     else:

@@ -288,8 +288,9 @@ class Settings:
             # `self.x = x` and loop variables typed, `cabc.Iterator[X]` parts as references;
             # 7: a function's variables shadow namesakes (`?.m`), Python `return` statements,
             # `isinstance` blocks and tuple items typed, C# file-scoped namespaces, Swift
-            # `subscript`), so old indexes rebuild.
-            "parser": "7",
+            # `subscript`; 8: Python names holding a class (`type[X]`, a class body's
+            # `maker = X`), `enumerate`, `except X as e`, `list[X] | None`), so old indexes rebuild.
+            "parser": "8",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

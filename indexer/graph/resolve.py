@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import IN, IS, ITEMS, PART, RETURN, RETURN_PART, SEPARATOR, WITH
+from ..languages.bindings import CALLED, IN, IS, ITEMS, ONE_OF, PART, RETURN, RETURN_PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -286,6 +286,7 @@ class Resolver:
         # `Foo().m`, `self.make().m`: a part written as a call stands for what the call returns
         called = [p.endswith("()") for p in parts]
         names = [p.removesuffix("()") for p in parts]
+        call = edge.kind is EdgeKind.CALL
         head, rest = names[0], names[1:]
         target: Target | None = None
         nxt = 1
@@ -296,6 +297,9 @@ class Resolver:
             held = self.attribute_type(cls, rest[0]) if typed and cls is not None else None
             if rest[0] == "__class__" and lang == "python":
                 held = cls  # `self.__class__(…)`: the class (or a subclass, as `self.m` is)
+            made = cls is not None and lang == "python" and (called[1] or (len(rest) == 1 and call))
+            # `self.maker(…)` where the class holds a class in `maker`: that class is called
+            held = (self.attribute_type(cls, rest[0] + CALLED) if made and cls is not None else None) or held
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_of(target) if called[1] else target
             nxt = 2
@@ -308,6 +312,15 @@ class Resolver:
             target = self.member(cls, rest[0], own=False) if cls is not None else None
             target = self.result_of(target) if called[1] else target
             nxt = 2
+        elif (
+            head != "?"
+            and lang == "python"
+            and (called[0] or (not rest and call))
+            and (made_by := self.class_called(edge.path, edge.from_symbol, head))
+        ):
+            # `k(…)` / `k().m` where `k` holds a class (`k: type[Foo]`, `k = f()` with
+            # `f() -> type[Foo]`): that class is called
+            target = made_by[0]
         elif head != "?":
             variable = bool(rest) and not called[0]
             held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None
@@ -315,6 +328,10 @@ class Resolver:
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else target
+            shared = self.shared_member(edge.path, edge.from_symbol, head, rest[0]) if variable else None
+            if shared is not None:  # `x.m` where every value `x` may hold has the same `m`
+                target = self.result_of(shared) if called[1] else shared
+                nxt = 2
         for i in range(nxt, len(names)):
             if target is None:
                 break
@@ -326,6 +343,9 @@ class Resolver:
                 and target.kind in TYPE_KINDS
             ):
                 held = self.attribute_type(target, names[i])  # `request.auth.login`: a typed attribute
+            made = called[i] or (i == len(names) - 1 and call)
+            if made and lang == "python" and isinstance(target, Symbol) and target.kind in TYPE_KINDS:
+                held = self.attribute_type(target, names[i] + CALLED)  # `ctx.maker(…)`: a held class
             target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
                 target = self.result_of(target)
@@ -340,10 +360,46 @@ class Resolver:
     def is_local(self, path: str, scope: str, name: str) -> bool:
         """Whether ``name`` is a typed variable of the function around ``scope``."""
         scope = self.snap.binding_scope(path, scope)
-        if not scope or not self.snap.has_binding(path, scope, name):
+        has = self.snap.has_binding
+        if not scope or not (has(path, scope, name) or has(path, scope, name + ONE_OF)):
             return False
         own = self.snap.symbol(path, scope)
         return own is not None and own.kind in CALLABLE_KINDS
+
+    def shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
+        """``member`` of the local ``name`` when its bindings give values of several classes
+        (``x = A()`` in one branch, ``x = B()`` in another) and every one of them has the same
+        ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
+        scope = self.snap.binding_scope(path, scope)
+        edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
+        if not edges:
+            return None
+        found = set()
+        for e in edges:
+            t = self._edge_type(e, name)
+            m = self.member(t, member) if t is not None and t.kind in TYPE_KINDS else None
+            if m is None:
+                return None
+            found.add(m)
+        return found.pop() if len(found) == 1 else None
+
+    def class_called(self, path: str, scope: str, name: str) -> tuple[Symbol | None] | None:
+        """``(C,)`` when calling ``name`` makes a ``C`` because the name holds that class (the
+        binder's ``name()``); ``(None,)`` for a variable of the function around ``scope`` the
+        binder follows but that does not resolve to a class (unresolved: never a namesake);
+        None when the binder says nothing or the module's binding names no class (the name
+        is resolved as any other)."""
+        scope = self.snap.binding_scope(path, scope)
+        if scope and self.snap.has_binding(path, scope, name + CALLED):
+            return (self.bound_type(path, scope, name + CALLED),)
+        if scope and self.snap.has_binding(path, scope, name):
+            return None
+        found = (
+            self.bound_type(path, "", name + CALLED)
+            if self.snap.has_binding(path, "", name + CALLED)
+            else None
+        )
+        return (found,) if found is not None else None
 
     def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
         """The class a local (or module-level) name holds an instance of, when the code says."""
@@ -415,11 +471,18 @@ class Resolver:
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
+        if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
+            if edge.kind is not EdgeKind.CALL:
+                return sym if sym.kind in TYPE_KINDS else None  # `type[Foo]`, `maker = Foo`
+            if sym.kind in CALLABLE_KINDS and sym.kind is not SymbolKind.CONSTRUCTOR:
+                return self.bound_type(sym.path, sym.qualified_name, RETURN + CALLED)  # `-> type[Foo]`
+            return None  # a class called gives an instance, and calling that is `__call__`
         part = _part_of(edge.alias, name)
         if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
             if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
                 return None
-            return self.bound_type(sym.path, sym.qualified_name, RETURN + RETURN_PART + part)
+            each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
@@ -648,7 +711,7 @@ def _part_of(alias: str, name: str) -> str:
     """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
     if PART not in alias:
         return ""
-    for label in alias.split(SEPARATOR):
+    for label in alias.removeprefix(IN).split(SEPARATOR):
         bound, _, part = label.rpartition(">")[2].partition(PART)
         if bound == name and part:
             return part

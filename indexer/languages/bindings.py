@@ -89,6 +89,13 @@ WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
+# suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
+# body's `maker = Foo`, `k = f()` with `f() -> type[Foo]`): an instance of it; `return()`
+CALLED = "()"
+VALUES = "{}"  # suffix: a mapping's values (`d{}` of `d: dict[str, Foo]`)
+# suffix: one of the values a local's bindings give, when they disagree (`x = A()` / `x = B()`
+# in two branches): `x.m` is known when every one of them has the same `m`
+ONE_OF = "|"
 
 _compiled: dict[tuple[str, str], Query] = {}
 
@@ -160,20 +167,24 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
     marks = Marks()
     labels: dict[tuple[int, int], tuple[str, list[str]]] = {}
     for (kind, scope, name), bindings in found.items():
-        if kind == "local" and not scope and name in elsewhere:
+        if kind == "local" and not scope and _base_name(name) in elsewhere:
             continue
-        variable = kind == "local" and scope and not name.endswith(ITEMS) and _variable(bindings)
+        derived = name.endswith((ITEMS, CALLED, VALUES))
+        variable = kind == "local" and scope and not derived and _variable(bindings)
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
+        one_of = not chosen and variable and bool(chosen := _one_of(_copied(found, bindings, set())))
         if not chosen:
             continue
-        if variable:
+        if variable or (kind == "local" and scope and name.endswith(CALLED)):
             marks.typed.add((scope, name))
         label = RETURN + name if kind == RETURN else f"self.{name}" if kind == "attr" else name
+        label += ONE_OF if one_of else ""
         for b in chosen:
             assert b.node is not None
-            part = b.suffix if b.how == "part" else ""  # `cmd@1`: the item 1 of the call's result
+            # `cmd@1`: the item 1 of the call's result (`in:` marks: of each item it gives)
+            part = b.suffix if b.how in ("part", "in") else ""
             prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
@@ -186,6 +197,11 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+def _base_name(name: str) -> str:
+    """The name a derived binding is of: ``x`` of ``x[]``, ``x()``, ``x{}``."""
+    return name[:-2] if name.endswith((ITEMS, CALLED, VALUES)) else name
 
 
 def _variable(bindings: list[_Binding]) -> bool:
@@ -227,6 +243,16 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
+
+
+def _one_of(bindings: list[_Binding]) -> list[_Binding]:
+    """The calls of a name whose calls disagree (every binding a call's result, a value of a
+    class or ``None``, at least two callees): the resolver types ``x.m`` when all of them
+    have the same ``m``. Anything else (an unknown, an annotation, a loop): none."""
+    if any(b.how not in ("call", "val", "none") for b in bindings):
+        return []
+    calls = [b for b in bindings if b.how != "none"]
+    return calls if len({(b.how, b.text) for b in calls}) > 1 else []
 
 
 def annotated(target: Node | None) -> _Binding:

@@ -9,8 +9,10 @@
 (decorator [(identifier) (attribute)] @ref)
 (type (binary_operator [(identifier) (attribute)] @ref))
 (module (assignment left: (identifier) right: [(identifier) (attribute)] @ref))
+(class_definition body: (block (assignment left: (identifier) right: [(identifier) (attribute)] @ref)))
 (type (subscript value: [(identifier) (attribute)] @ref))
 (type (subscript subscript: [(identifier) (attribute)] @ref))
+(type (subscript subscript: (subscript subscript: [(identifier) (attribute)] @ref)))
 (type (binary_operator (subscript value: [(identifier) (attribute)] @ref)))
 (type (binary_operator (subscript subscript: [(identifier) (attribute)] @ref)))
 ; the type a `cast(T, v)` states
@@ -23,3 +25,5 @@
   function: (identifier) @_isinstance
   arguments: (argument_list . (identifier) . [(identifier) (attribute)] @ref)
   (#eq? @_isinstance "isinstance"))
+; the class an `except C as e` catches (inside its block, `e` is a `C`)
+(except_clause (as_pattern . [(identifier) (attribute)] @ref))

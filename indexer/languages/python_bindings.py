@@ -12,6 +12,7 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 
@@ -24,13 +25,16 @@ from .bindings import (
     _GLOBAL,
     _NONE,
     _UNKNOWN,
+    CALLED,
     ITEMS,
     PART,
     RETURN,
     RETURN_PART,
+    VALUES,
     Found,
     Marks,
     Point,
+    _agreed,
     _Binding,
     _copied,
     _decide,
@@ -47,10 +51,12 @@ _QUERY = """
 (for_in_clause) @for
 (named_expression name: (_) @unknown)
 (with_item) @with
-(except_clause (as_pattern (as_pattern_target) @unknown))
+(except_clause) @except
 (parameters) @params
 (lambda_parameters) @unknown
 (function_definition) @def
+(lambda) @lambda
+(delete_statement) @delete
 (class_definition name: (_) @defname)
 (import_statement) @import
 (import_from_statement) @import
@@ -64,40 +70,80 @@ _QUERY = """
 """
 
 
-def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
-    """The typed bindings of one file, as marks on the edges' end points."""
+def python_marks(
+    root: Node, at: Callable[[int], str], classes: set[str], called: Collection[str] = ()
+) -> Marks:
+    """The typed bindings of one file, as marks on the edges' end points. ``called``: the
+    names the file's calls are written as (``k``, ``self.maker``): only those get what
+    calling them gives when a call's result is all that states it."""
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
     narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
+    # what calling each name gives (`name()`) and a mapping's values (`name{}`): only the
+    # bindings that say something; kept for the names whose bindings state them (or, for
+    # `name()`, that are called)
+    lazy: Found = defaultdict(list)
+    # `x = value` statements of a function: (scope, statement, name, its binding)
+    assigned: list[tuple[str, Node, str, _Binding]] = []
+    last: dict[int, tuple[_Binding, str]] = {}  # an identifier target's start → (binding, name)
+    spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
+    functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
 
-    def bind(scope: str, target: Node, b: _Binding, item: _Binding = _UNKNOWN) -> None:
+    def bind(
+        scope: str,
+        target: Node,
+        b: _Binding,
+        item: _Binding = _UNKNOWN,
+        call: _Binding = _UNKNOWN,
+        values: _Binding = _UNKNOWN,
+    ) -> None:
         """``b`` for each name ``target`` binds, ``item`` for what iterating it gives (under
-        ``name[]``): any binding that states no item type leaves the items untyped."""
+        ``name[]``), ``call`` for what calling it gives (``name()``, when it holds a class),
+        ``values`` for its values (``name{}``, a mapping's): any binding that states no item
+        type (no class, no value type) leaves the items (calls, values) untyped."""
         for name in _names(target):
-            for key, value in ((name, b), (name + ITEMS, item)):
-                if key.startswith("self."):
-                    if scope in classes:
-                        continue  # `self.x` in a class body is not an attribute binding
-                    owner = scope.rpartition(".")[0]
-                    if owner in classes:
-                        found[("attr", owner, key[5:])].append(value)
-                elif scope in classes:  # a class body: the class's attribute
-                    found[("attr", scope, key)].append(value)
-                    elsewhere.add(key)
-                else:
-                    found[("local", scope, key)].append(value)
-                    if scope:
-                        elsewhere.add(key)
+            last[target.start_byte] = (b, name)
+            spots[name].append(target.start_byte)
+            if name.startswith("self."):
+                owner = scope.rpartition(".")[0]
+                if scope in classes or owner not in classes:
+                    continue  # `self.x` in a class body (or outside a method) binds no attribute
+                kind, where, name = "attr", owner, name[5:]
+            elif scope in classes:  # a class body: the class's attribute
+                kind, where = "attr", scope
+                elsewhere.add(name)
+            else:
+                kind, where = "local", scope
+                if scope:
+                    elsewhere.add(name)
+            found[(kind, where, name)].append(b)
+            found[(kind, where, name + ITEMS)].append(item)
+            if call is not _UNKNOWN:
+                lazy[(kind, where, name + CALLED)].append(call)
+            if values is not _UNKNOWN:
+                lazy[(kind, where, name + VALUES)].append(values)
 
     for capture, node in captures(compiled_query("python", _QUERY), root):
+        fn = node if capture in ("def", "lambda") else node.parent if capture == "defname" else None
+        if fn is not None:
+            functions.append((fn.start_byte, fn.end_byte, _point(fn.start_point), _point(fn.end_point)))
         if capture == "unknown":
             bind(scope_of(node), node, _UNKNOWN)
+        elif capture == "delete":
+            for deleted in _identifiers_below(node):
+                spots[deleted].append(node.start_byte)
         elif capture == "assign":
-            _assignment(node, scope_of(node), bind)
+            scope = scope_of(node)
+            _assignment(node, scope, bind, classes)
+            left = node.child_by_field_name("left")
+            if scope and scope not in classes and left is not None and left.type == "identifier":
+                bound, bound_name = last.get(left.start_byte, (_UNKNOWN, ""))
+                if bound.how not in ("unknown", "none"):
+                    assigned.append((scope, node, bound_name, bound))
         elif capture == "for":
             _loop(node, scope_of(node), bind, classes)
         elif capture == "with":
@@ -109,15 +155,9 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             if name is not None:
                 bind(_outer_scope(node, at), name, _DEFINED)
             ret = node.child_by_field_name("return_type")
-            target = _type_name(ret)
-            if target is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), "")].append(_Binding("ann", target))
-            item = _item_type(ret)
-            if item is not None and _own_scope(scope_of(node), name):
-                found[(RETURN, scope_of(node), ITEMS)].append(_Binding("ann", item))
-            if _own_scope(scope_of(node), name):
-                for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
-                    found[(RETURN, scope_of(node), f"{RETURN_PART}{i}")].append(annotated(part))
+            scope = scope_of(node)
+            if ret is not None and _own_scope(scope, name):
+                _return_type(ret, scope, found)
         elif capture == "return" or capture == "yield":
             _returned(node, capture == "yield", at, found)
         elif capture == "if":
@@ -127,6 +167,8 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                     narrowed = f"{tested}#{node.start_point.row}c{node.start_point.column}"
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+        elif capture == "except":
+            _except(node, scope_of(node), classes, bind, found, narrowings)
         elif capture == "defname":
             bind(_outer_scope(node.parent or node, at), node, _DEFINED)
             bases[at(node.start_byte)] = (node.start_byte, _base_names(node.parent))
@@ -140,12 +182,165 @@ def python_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
+    regions = [
+        (_point(b.start_point), _point(b.end_point), tested, narrowed, _nested_functions(b))
+        for b, tested, narrowed in narrowings
+    ]
+    regions += _assigned_regions(assigned, found, spots, sorted(functions))
     marks = _decide(found, elsewhere)
-    for block, tested, narrowed in narrowings:
-        marks.narrowed.append((block.start_point, block.end_point, tested, narrowed))
-        marks.unnarrowed += _nested_functions(block)
+    for start, end, tested, narrowed, nested in regions:
+        marks.narrowed.append((start, end, tested, narrowed))
+        marks.unnarrowed += nested
+    marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _keep_derived(found: Found, lazy: Found, called: Collection[str]) -> None:
+    """Into ``found``, the ``name()`` / ``name{}`` bindings worth deciding: those that state a
+    class (an annotation, a class alias), a call's result for a name that is called, and
+    copies of a kept one (``self.k = k``: only when ``k()`` is kept). A binding of the name
+    that says nothing of them makes them untyped (one untyped binding stands for all)."""
+    copies: Found = {}
+    for (kind, where, derived), bindings in lazy.items():
+        base = derived[: -len(CALLED)]  # CALLED and VALUES are both two characters
+        if len(bindings) < len(found.get((kind, where, base), ())):
+            bindings.append(_UNKNOWN)  # another binding of the name states nothing of it
+        spelled = f"self.{base}" if kind == "attr" else base
+        if any(b.how in ("ann", "val") for b in bindings) or (derived.endswith(CALLED) and spelled in called):
+            found[(kind, where, derived)] = bindings
+        elif any(b.how == "copy" for b in bindings):
+            copies[(kind, where, derived)] = bindings
+    kept = True
+    while kept and copies:  # copies of copies: until none is kept
+        kept = False
+        for key, bindings in list(copies.items()):
+            if any(b.how == "copy" and _source(b) in found for b in bindings):
+                found[key] = copies.pop(key)
+                kept = True
+
+
+def _source(b: _Binding) -> tuple[str, str, str]:
+    """The key a copy reads (as :func:`.bindings._copied` does)."""
+    kind, _, where = b.scope.rpartition(":")
+    return (kind or "local", where, b.text + b.suffix)
+
+
+def _return_type(ret: Node, scope: str, found: Found) -> None:
+    """What a function's return annotation states: the class (``-> Foo``), its items
+    (``-> list[Foo]``) and their tuple parts (``-> Iterator[tuple[str, Foo]]``), the class a
+    returned class makes (``-> type[Foo]``), its tuple parts (``-> tuple[str, Foo | None]``)."""
+    target = _type_name(ret)
+    if target is not None:
+        found[(RETURN, scope, "")].append(_Binding("ann", target))
+    if _named(ret):
+        return  # `-> Foo`: nothing more to read
+    item = _item_type(ret)
+    if item is not None:
+        found[(RETURN, scope, ITEMS)].append(_Binding("ann", item))
+    for i, part in enumerate(_tuple_parts(_item_node(ret))):
+        found[(RETURN, scope, f"{ITEMS}{RETURN_PART}{i}")].append(annotated(part))
+    made = _class_of(ret)  # `-> type[Foo]`: calling the result makes a Foo
+    if made is not None:
+        found[(RETURN, scope, CALLED)].append(_Binding("ann", made))
+    for i, part in enumerate(_tuple_parts(ret)):  # `-> tuple[str, Command | None]`
+        found[(RETURN, scope, f"{RETURN_PART}{i}")].append(annotated(part))
+
+
+def _point(p: tuple[int, int]) -> Point:
+    return (p[0], p[1])
+
+
+Region = tuple[
+    Point, Point, str, str, list[tuple[Point, Point]]
+]  # start, end, name, narrowed name, functions
+
+
+def _assigned_regions(
+    assigned: list[tuple[str, Node, str, _Binding]],
+    found: Found,
+    spots: dict[str, list[int]],
+    functions: list[tuple[int, int, Point, Point]],
+) -> list[Region]:
+    """Straight-line flow: after ``x = value`` (a statement of a function's block), up to the
+    first later statement of that block that binds ``x`` again (or the block's end), ``x``
+    holds that value — a narrowed name bound to it, as an ``isinstance`` block's is. Only
+    for a name whose bindings in the scope disagree (else the scope already types it) and
+    that no annotation declares (a declared type wins, as for a type checker). ``spots``:
+    where each name is bound (any scope: a nested function's parameter ends it too, as a
+    ``del`` does); ``functions``: every def, lambda and class, sorted (in one made in the
+    region the name may be rebound before it runs)."""
+    out: list[Region] = []
+    typed: dict[tuple[str, str], bool] = {}  # (scope, name) → already typed (or no need)
+    starts = [f[0] for f in functions]
+    for scope, node, name, b in assigned:
+        stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
+        block = stmt.parent
+        if b.how in ("unknown", "none") or block is None or block.type != "block":
+            continue
+        skip = typed.get((scope, name))
+        if skip is None:
+            bindings = found.get(("local", scope, name), [])
+            declared = any(x.how == "ann" for x in bindings)
+            skip = len(bindings) < 2 or declared or bool(_agreed(_copied(found, bindings, set())))
+            typed[(scope, name)] = skip
+            spots[name].sort()
+        if skip:
+            continue
+        at = spots[name]
+        i = bisect.bisect_right(at, stmt.end_byte)
+        stop = at[i] if i < len(at) else block.end_byte  # the next binding of the name
+        sibling, last = stmt.next_named_sibling, None
+        while sibling is not None and sibling.end_byte <= stop:
+            last, sibling = sibling, sibling.next_named_sibling
+        if last is None:
+            continue  # the next statement binds the name again
+        end = _point(sibling.start_point) if sibling is not None else _point(block.end_point)
+        end_byte = sibling.start_byte if sibling is not None else block.end_byte
+        nested = [
+            (f[2], f[3])
+            for f in functions[
+                bisect.bisect_left(starts, stmt.end_byte) : bisect.bisect_left(starts, end_byte)
+            ]
+            if f[1] <= end_byte
+        ]
+        narrowed = f"{name}#{stmt.start_point.row}c{stmt.start_point.column}"
+        found[("local", scope, narrowed)].append(b)
+        out.append((_point(stmt.end_point), end, name, narrowed, nested))
+    return out
+
+
+def _except(
+    node: Node,
+    scope: str,
+    classes: Collection[str],
+    bind: Bind,
+    found: Found,
+    narrowings: list[tuple[Node, str, str]],
+) -> None:
+    """``except C as e:``: in its block ``e`` is a ``C`` (a narrowed name, as in an
+    ``isinstance`` block), unless the block rebinds it; ``e`` itself stays untyped in the
+    scope (another ``except`` may bind it to another class). A tuple of classes types nothing."""
+    pattern = next((c for c in node.named_children if c.type == "as_pattern"), None)
+    target = (
+        next((c for c in pattern.named_children if c.type == "as_pattern_target"), None) if pattern else None
+    )
+    if pattern is None or target is None:
+        return
+    bind(scope, target, _UNKNOWN)
+    cls = pattern.named_children[0]
+    block = next((c for c in node.named_children if c.type == "block"), None)
+    name = node_text(target.named_children[0]) if target.named_child_count == 1 else ""
+    ok = (
+        cls.type in ("identifier", "attribute")
+        and _dotted(cls)
+        and target.named_children[0].type == "identifier"
+    )
+    if ok and block is not None and scope and scope not in classes and not _rebinds(block, name):
+        narrowed = f"{name}#{node.start_point.row}c{node.start_point.column}"
+        found[("local", scope, narrowed)].append(_Binding("val", cls))
+        narrowings.append((block, name, narrowed))
 
 
 def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
@@ -308,6 +503,8 @@ def _tuple_parts(type_node: Node | None) -> list[Node | None]:
     """The classes the items of ``tuple[A, B | None, C]`` / ``t.Tuple[A, B]`` name (None for
     an item that names no class); none for ``tuple[A, ...]`` or anything else."""
     node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if type_node is not None and type_node.type in ("generic_type", "subscript"):
+        node = type_node  # an item of a container's annotation, no `type` node around it
     if node is not None and node.type == "generic_type" and node.named_child_count == 2:
         head, params = node.named_children
         if node_text(head) not in ("tuple", "Tuple") or any(p.type != "type" for p in params.named_children):
@@ -326,29 +523,80 @@ def _tuple_parts(type_node: Node | None) -> list[Node | None]:
 
 
 def _type_name(type_node: Node | None) -> Node | None:
-    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``."""
-    if type_node is None:
-        return None
-    node = type_node.named_children[0] if type_node.type == "type" and type_node.named_child_count else None
+    """The class an annotation names: ``Foo``, ``m.Foo``, ``Optional[Foo]``, ``Foo | None``,
+    and ``type[Foo]`` (a class held in a name: its members are ``Foo``'s)."""
+    node = _optional_inner(type_node)
     if node is None:
         return None
     if node.type in ("identifier", "attribute"):
         return node if _dotted(node) else None
-    if node.type == "generic_type":  # Optional[Foo]
-        head = node.named_children[0] if node.named_child_count else None
-        params = node.named_children[1] if node.named_child_count > 1 else None
-        if head is None or node_text(head) != "Optional" or params is None:
-            return None
+    return _class_of(type_node)
+
+
+def _named(type_node: Node | None) -> bool:
+    """Whether an annotation is a plain (dotted) name: no container, ``type[…]`` or union."""
+    first = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    return first is not None and first.type in ("identifier", "attribute")
+
+
+def _class_of(type_node: Node | None) -> Node | None:
+    """``Foo`` of ``type[Foo]`` / ``t.Type[Foo]`` (``| None`` / ``Optional[…]`` around it):
+    the name holds the class itself, so calling it makes a ``Foo``."""
+    node = _optional_inner(type_node)
+    if node is None:
+        return None
+    if node.type == "generic_type" and node.named_child_count == 2:  # type[Foo]
+        head, params = node.named_children
         inner = params.named_children
-        return _type_name(inner[0]) if len(inner) == 1 else None
-    if node.type == "binary_operator":  # Foo | None
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is not None and right is not None:
-            if right.type == "none" and left.type in ("identifier", "attribute") and _dotted(left):
-                return left
-            if left.type == "none" and right.type in ("identifier", "attribute") and _dotted(right):
-                return right
-    return None
+        ok = node_text(head) in _TYPE_OF and len(inner) == 1 and inner[0].type == "type"
+        found = inner[0].named_children[0] if ok and inner[0].named_child_count == 1 else None
+    elif node.type == "subscript":  # t.Type[Foo]
+        value, items = node.child_by_field_name("value"), node.children_by_field_name("subscript")
+        ok = value is not None and node_text(value).rsplit(".", 1)[-1] in _TYPE_OF and len(items) == 1
+        found = items[0] if ok else None
+    else:
+        return None
+    return (
+        found if found is not None and found.type in ("identifier", "attribute") and _dotted(found) else None
+    )
+
+
+_TYPE_OF = frozenset({"type", "Type"})
+
+
+def _optional_inner(type_node: Node | None) -> Node | None:
+    """The annotation inside ``Optional[…]`` / ``… | None`` (the node itself otherwise);
+    None for a union of classes."""
+    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
+    if type_node is not None and type_node.type != "type":
+        node = type_node  # a subscript's item: no `type` node around it
+    if node is None:
+        return None
+    if node.type == "generic_type" and node.named_child_count == 2:  # Optional[Foo]
+        head, params = node.named_children
+        if node_text(head) == "Optional":
+            inner = params.named_children
+            return _optional_inner(inner[0]) if len(inner) == 1 else None
+        return node
+    if node.type == "subscript":  # t.Optional[Foo]
+        value, items = node.child_by_field_name("value"), node.children_by_field_name("subscript")
+        if value is not None and node_text(value).rsplit(".", 1)[-1] == "Optional":
+            return _optional_inner(items[0]) if len(items) == 1 else None
+        return node
+    if node.type in ("binary_operator", "union_type"):  # Foo | None
+        if node.type == "binary_operator":
+            sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        else:
+            sides = list(node.named_children)
+        kept = [n for n in sides if n is not None and not _is_none(n)]
+        return _optional_inner(kept[0]) if len(kept) == 1 and len(sides) == 2 else None
+    return node
+
+
+def _is_none(node: Node) -> bool:
+    return node.type == "none" or (
+        node.type == "type" and node.named_child_count == 1 and _is_none(node.named_children[0])
+    )
 
 
 def _dotted(node: Node) -> bool:
@@ -388,17 +636,19 @@ def _value_binding(value: Node | None) -> _Binding:
 _CASTS = frozenset({"cast", "t.cast", "typing.cast"})
 
 
-def _assignment(node: Node, scope: str, bind: Bind) -> None:
+def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
     left = node.child_by_field_name("left")
     if left is None:
         return
     declared = node.child_by_field_name("type")
     target = _type_name(declared)
     if target is not None:
-        bind(scope, left, _Binding("ann", target))
+        made = _UNKNOWN if _named(declared) else annotated(_class_of(declared))
+        bind(scope, left, _Binding("ann", target), call=made)
         return
     if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
-        bind(scope, left, _UNKNOWN, annotated_items(_item_type(declared)))
+        items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
+        bind(scope, left, _UNKNOWN, items, values=values)
         return
     if left.type not in ("identifier", "attribute"):
         callee = _callee(node.child_by_field_name("right"))
@@ -415,11 +665,59 @@ def _assignment(node: Node, scope: str, bind: Bind) -> None:
     if top and left.type == "identifier" and named and right is not None:
         bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
         return
-    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
-        # `self.ctx = ctx`: what `ctx` is here, and its items what `ctx`'s are
-        bind(scope, left, _Binding("copy", right, scope), _Binding("copy", right, scope, ITEMS))
+    if scope in classes and left.type == "identifier" and named and right is not None:
+        # a class body's `maker = Foo`: the class Foo (a reference edge); calling it makes a Foo
+        bind(scope, left, _Binding("val", right), call=_Binding("val", right))
         return
-    bind(scope, left, _value_binding(right))
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
+        copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
+        bind(scope, left, *copies)
+        return
+    owner = scope.rpartition(".")[0]
+    attr = right.child_by_field_name("attribute") if right is not None and right.type == "attribute" else None
+    if attr is not None and right is not None and _names(right) and owner in classes and scope not in classes:
+        # `response = self.__response` in a method: what the class's attribute holds
+        held = (_Binding("copy", attr, "attr:" + owner, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
+        bind(scope, left, *held)
+        return
+    looked_up = _looked_up(right, scope, classes)
+    if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
+        bind(scope, left, looked_up)
+        return
+    value = _value_binding(right)
+    bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
+
+
+def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """A copy of the values of the mapping ``node`` names: a name of the scope, or a
+    ``self`` attribute in a method of its class."""
+    if node is None:
+        return None
+    if node.type == "identifier" and node_text(node) != "self":
+        return _Binding("copy", node, scope, VALUES)
+    owner = scope.rpartition(".")[0]
+    attr = node.child_by_field_name("attribute") if node.type == "attribute" else None
+    if attr is not None and _names(node) and owner in classes:
+        return _Binding("copy", attr, "attr:" + owner, VALUES)
+    return None
+
+
+def _looked_up(value: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """``d[k]`` or ``d.get(k)`` (one argument): one of the values of ``d``."""
+    if value is None or not scope:
+        return None
+    if value.type == "subscript" and len(value.children_by_field_name("subscript")) == 1:
+        return _mapping(value.child_by_field_name("value"), scope, classes)
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments")
+    if fn is None or fn.type != "attribute" or args is None or args.type != "argument_list":
+        return None
+    attr = fn.child_by_field_name("attribute")
+    one = len(args.named_children) == 1 and args.named_children[0].type not in _NOT_POSITIONAL
+    if attr is None or node_text(attr) != "get" or not one:
+        return None
+    return _mapping(fn.child_by_field_name("object"), scope, classes)
 
 
 def _with(item: Node, scope: str, bind: Bind) -> None:
@@ -451,10 +749,16 @@ def _item_type(type_node: Node | None) -> Node | None:
     """The class iterating a value annotated ``type_node`` gives: ``Foo`` of ``list[Foo]``,
     ``cabc.Iterator[Foo]``, ``t.Sequence[Foo] | None``, ``tuple[Foo, ...]``,
     ``Generator[Foo, None, None]``; None for anything else (a dict, a union of classes)."""
-    node = type_node.named_children[0] if type_node is not None and type_node.named_child_count else None
-    if node is not None and node.type == "binary_operator":  # `list[Foo] | None`
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        node = left if right is not None and right.type == "none" else None
+    first = _item_node(type_node)
+    return (
+        first if first is not None and first.type in ("identifier", "attribute") and _dotted(first) else None
+    )
+
+
+def _item_node(type_node: Node | None) -> Node | None:
+    """The annotation of what iterating a value annotated ``type_node`` gives (``tuple[str,
+    Foo]`` of ``Iterator[tuple[str, Foo]]``), whatever it is; None when not a container."""
+    node = _optional_inner(type_node)  # `list[Foo] | None`
     if node is None:
         return None
     head: Node | None
@@ -477,31 +781,105 @@ def _item_type(type_node: Node | None) -> Node | None:
             return None  # `tuple[A, B]`: its items differ
     elif name != "Generator" and len(args) != 1:
         return None
-    first = args[0]
-    return first if first.type in ("identifier", "attribute") and _dotted(first) else None
+    return args[0]
+
+
+_MAPPINGS = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict", "ChainMap"}
+)
+
+
+def _value_type(type_node: Node | None) -> Node | None:
+    """The class of a mapping's values: ``Foo`` of ``dict[str, Foo]``, ``t.Mapping[str, Foo]``
+    (``| None`` around it); None for anything else."""
+    node = _optional_inner(type_node)
+    if node is None:
+        return None
+    head: Node | None
+    if node.type == "generic_type" and node.named_child_count == 2:  # dict[str, Foo]
+        head, params = node.named_children
+        args = [
+            a.named_children[0] if a.type == "type" and a.named_child_count else a
+            for a in params.named_children
+        ]
+    elif node.type == "subscript":  # t.Dict[str, Foo]
+        head = node.child_by_field_name("value")
+        args = node.children_by_field_name("subscript")
+    else:
+        return None
+    if head is None or node_text(head).rsplit(".", 1)[-1] not in _MAPPINGS or len(args) != 2:
+        return None
+    value = args[1]
+    return value if value.type in ("identifier", "attribute") and _dotted(value) else None
 
 
 def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
     """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
     result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
-    class's attribute (``self.params``: their annotations' items); anything else, a tuple
-    target or ``async for``, leaves it untyped."""
+    class's attribute (``self.params``: their annotations' items); ``for i, x in
+    enumerate(…)`` over the same, ``x`` such an item. Anything else, another tuple target or
+    ``async for``, leaves the names untyped."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if left is None:
         return
-    if left.type != "identifier" or right is None or any(c.type == "async" for c in node.children):
+    if right is None or any(c.type == "async" for c in node.children):
         bind(scope, left, _UNKNOWN)
         return
+    if left.type == "identifier":
+        bind(scope, left, _item_binding(right, scope, classes))
+        return
+    pair = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+    names = all(n.type == "identifier" for n in pair)
+    over = _enumerated(right)
+    if over is not None and len(pair) == 2 and names:
+        bind(scope, pair[0], _UNKNOWN)  # the index
+        bind(scope, pair[1], _item_binding(over, scope, classes))
+        return
     callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    method = node_text(callee).rsplit(".", 1)[-1] if callee is not None and callee.type == "attribute" else ""
+    if mapping is not None and method == "items" and len(pair) == 2 and names:  # `for k, v in d.items()`
+        bind(scope, pair[0], _UNKNOWN)
+        bind(scope, pair[1], mapping)
+        return
+    if callee is not None and len(pair) > 1 and names:  # `for a, b in f()`: the parts of its items
+        for i, target in enumerate(pair):
+            bind(scope, target, _Binding("in", callee, suffix=f"{PART}{i}"))
+        return
+    bind(scope, left, _UNKNOWN)
+
+
+def _enumerated(value: Node) -> Node | None:
+    """``xs`` of ``enumerate(xs)`` (one positional argument), else None."""
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments") if fn is not None else None
+    if fn is None or args is None or node_text(fn) != "enumerate" or args.type != "argument_list":
+        return None
+    inner = args.named_children
+    return inner[0] if len(inner) == 1 and inner[0].type not in _NOT_POSITIONAL else None
+
+
+_NOT_POSITIONAL = frozenset(
+    {"keyword_argument", "list_splat", "dictionary_splat", "parenthesized_expression"}
+)
+
+
+def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding:
+    """What iterating ``right`` gives, where the code states it: an item of a call's result,
+    of a name, of a ``self`` attribute of the method's class."""
+    callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    if mapping is not None and node_text(callee).endswith(".values"):  # `for v in d.values()`
+        return mapping
     if callee is not None:
-        bind(scope, left, _Binding("in", callee))
-    elif right.type == "identifier":
-        bind(scope, left, _Binding("copy", right, scope, ITEMS))
-    elif right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        return _Binding("in", callee)
+    if right.type == "identifier":
+        return _Binding("copy", right, scope, ITEMS)
+    if right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
         owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
-        bind(scope, left, _Binding("copy", right.child_by_field_name("attribute"), owner, ITEMS))
-    else:
-        bind(scope, left, _UNKNOWN)
+        attr = right.child_by_field_name("attribute")
+        return _Binding("copy", attr, owner, ITEMS) if attr is not None else _UNKNOWN
+    return _UNKNOWN
 
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
@@ -517,8 +895,12 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             declared = p.child_by_field_name("type")
             target = _type_name(declared)
             plain = name.type == "identifier"
-            items = annotated_items(_item_type(declared)) if plain else _UNKNOWN
-            bind(scope, name, _Binding("ann", target) if plain and target is not None else _UNKNOWN, items)
+            if not plain or _named(declared):  # `ctx: Context`, the common case: nothing more
+                bind(scope, name, annotated(target) if plain else _UNKNOWN)
+                continue
+            items = annotated_items(_item_type(declared))
+            made, values = annotated(_class_of(declared)), annotated(_value_type(declared))
+            bind(scope, name, annotated(target), items, made, values)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:

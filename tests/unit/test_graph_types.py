@@ -33,6 +33,20 @@ def agen() -> cabc.AsyncIterator[Context]: ...
 def split() -> tuple[str | None, Context | None, list[str]]: ...
 def pair() -> t.Tuple[Plain, Context]: ...
 def many() -> tuple[Context, ...]: ...
+def kind() -> type[Context] | None: ...
+def kinds() -> list[Context] | None: ...
+def named() -> cabc.Iterator[tuple[str, Context]]: ...
+def pairs() -> list[tuple[Context, Plain]]: ...
+
+class Caller:
+    def __call__(self) -> Plain: ...
+    def invoke(self): ...
+
+class Sub(Context):
+    def other(self): ...
+
+class Over(Context):
+    def invoke(self): ...
 """
 
 
@@ -206,6 +220,111 @@ def graph(code: str) -> Graph:
         ("def f():\n    p, c = pair()\n    p.invoke()\n", "p.invoke", "Plain.invoke"),
         # a declared return type wins over what the returns give
         ("def mk() -> Plain:\n    return Context()\nmk().invoke()\n", "mk().invoke", "Plain.invoke"),
+        # a class held in a name (`type[X]`, a class-body alias): calling it makes an X
+        ("def f():\n    k = kind()\n    c = k()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(k: t.Type[Context]):\n    c = k()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(k: type[Context]):\n    k2 = k\n    k2().invoke()\n", "invoke", "Context.invoke"),
+        (
+            "class H:\n    maker = Context\n    def go(self):\n        c = self.maker()\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    maker: type[Context] = Context\n    def go(self):\n"
+            "        self.maker().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        ("M = kind()\ndef f():\n    c = M()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        # a mapping's values: `d[k]`, `d.get(k)`, `d.values()`, `d.items()` of `dict[K, V]`
+        ("def f(d: dict[str, Context], k):\n    c = d[k]\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(d: t.Mapping[str, Context], k):\n    c = d.get(k)\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self):\n        self._opts: dict[str, Context] = {}\n"
+            "    def run(self, k):\n        o = self._opts.get(k)\n        o.invoke()\n",
+            "o.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(d: dict[str, Context]):\n    for c in d.values():\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(d: dict[str, Context] | None):\n    e = d\n    for k, c in e.items():\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a loop's tuple target over a call whose items are declared tuples
+        ("def f():\n    for name, c in named():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f():\n    for c, p in pairs():\n        p.invoke()\n", "p.invoke", "Plain.invoke"),
+        ("def f():\n    for c, p in pairs():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        # after `x = value`, up to the next statement that binds `x` again, `x` is that value
+        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke", "Plain.invoke"),
+        (
+            "def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n",
+            "g.invoke",
+            "Plain.invoke",
+        ),
+        (
+            "def f(s, xs):\n    if k:\n        s = Context()\n        if s:\n            for y in xs:\n"
+            "                s.invoke()\n    s = Plain()\n",
+            "s.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(xs):\n    for x in xs:\n        c = make()\n        with c:\n            c.invoke()\n"
+            "    for c in xs:\n        pass\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a copy of a `self` attribute the class types (`response = self.__response`)
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def run(self):\n"
+            "        c = self.c\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # values of several classes that all have the same method (a subclass that keeps it)
+        (
+            "def f(k):\n    if k:\n        x = Sub()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(k):\n    x = None\n    if k:\n        x = Sub()\n    else:\n        x = Context()\n"
+            "    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        # a declared type wins over the flow, as for a type checker
+        (
+            "def f(x: Plain):\n    x = unknown()\n    x = Context()\n    x.invoke()\n",
+            "x.invoke",
+            "Plain.invoke",
+        ),
+        # a module-level name that holds no class the code states is still that name
+        ("R = unknown()\ndef f():\n    R(1)\n", "R(1)", "R"),
+        # `enumerate` over stated items; `except C as e`; `list[C] | None`
+        ("def f():\n    for i, c in enumerate(items()):\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "def f(cs: list[Context]):\n    for i, c in enumerate(cs):\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f():\n    try:\n        pass\n    except Context as e:\n        e.invoke()\n"
+            "    except Plain as e:\n        e.invoke()\n",
+            "e.invoke",
+            "Plain.invoke",
+        ),
+        ("def f():\n    for c in kinds():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -227,7 +346,10 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def outer():\n    def inner() -> Context: ...\n\ndef f():\n    outer().invoke()\n", "invoke"),
         ("def f():\n    Plain().__enter__().invoke()\n", "invoke"),
         ("def f():\n    x = unknown()\n    x.invoke()\n", "x.invoke"),
-        ("def f():\n    x = Context()\n    x = Plain()\n    x.invoke()\n", "x.invoke"),
+        (
+            "def f(k):\n    if k:\n        x = Context()\n    else:\n        x = Plain()\n    x.invoke()\n",
+            "x.invoke",
+        ),
         ("def f(xs):\n    x = Context()\n    for x in xs:\n        x.invoke()\n", "x.invoke"),
         ("def f(xs):\n    x = Context()\n    [x.invoke() for x in xs]\n", "x.invoke"),
         ("def f():\n    x = Context()\n    x, y = 1, 2\n    x.invoke()\n", "x.invoke"),
@@ -241,6 +363,17 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
             "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
+        ),
+        # a copy of a `self` attribute the class does not type, or types two ways
+        (
+            "class C:\n    def __init__(self, c):\n        self.c = c\n    def run(self):\n"
+            "        c = self.c\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class C:\n    def __init__(self):\n        self.c = Context()\n    def o(self):\n"
+            "        self.c = Plain()\n    def run(self):\n        c = self.c\n        c.invoke()\n",
+            "c.invoke",
         ),
         # a copy of an untyped name, of itself, or one value among others of another type
         (
@@ -285,7 +418,22 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
-        ("def f(v):\n    g = t.cast(Context, v)\n    g = Plain()\n    g.invoke()\n", "g.invoke"),
+        (
+            "def f(v, k):\n    g = t.cast(Context, v)\n    if k:\n        g = Plain()\n    g.invoke()\n",
+            "g.invoke",
+        ),
+        # after `x = value` only up to the next statement that binds `x`, never in a loop
+        # that rebinds it later, nor in a function made there
+        (
+            "def f(xs):\n    x = Context()\n    for y in xs:\n        x.invoke()\n        x = Plain()\n",
+            "x.invoke",
+        ),
+        (
+            "def f(k):\n    x = Context()\n    if k:\n        x = Plain()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        ("def f():\n    x = Context()\n    h = lambda: x.invoke()\n    x = Plain()\n", "x.invoke"),
+        ("def f(k):\n    if k:\n        x = Context()\n    x.invoke()\n    x = Plain()\n", "x.invoke"),
         # an alias bound twice, or rebound in a function
         ("Ctx = Context\nCtx = Plain\ndef f():\n    Ctx().invoke()\n", "Ctx().invoke"),
         (
@@ -325,6 +473,46 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f():\n    a, b = many()\n    b.invoke()\n", "b.invoke"),
         ("def f():\n    name, *c = split()\n    c.invoke()\n", "c.invoke"),
         ("def f():\n    a, b = make()\n    b.invoke()\n", "b.invoke"),
+        # calling an instance (a declared `X`, not `type[X]`), or a class that may be either
+        ("def f(k: Caller):\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        ("def f(k: Context):\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        ("def f():\n    k = kind()\n    k = Context()\n    c = k()\n    c.invoke()\n", "c.invoke"),
+        (
+            "class H:\n    maker = Context\n    def other(self):\n        self.maker = Context()\n"
+            "    def go(self):\n        c = self.maker()\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f():\n    c = make()\n    d = c()\n    d.invoke()\n", "d.invoke"),
+        # a mapping whose values are not stated, a lookup with a default, a rebound mapping
+        ("def f(d: dict, k):\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, Context], k):\n    c = d.get(k, 3)\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, Context], k):\n    d = g()\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        ("def f(d: dict[str, list[Context]], k):\n    c = d[k]\n    c.invoke()\n", "c.invoke"),
+        # a tuple target over items that are no declared tuple, or a tuple of any length
+        ("def f():\n    for a, c in items():\n        c.invoke()\n", "c.invoke"),
+        ("def f():\n    for a, c in many():\n        c.invoke()\n", "c.invoke"),
+        # values of several classes whose methods differ, or one value the code does not state
+        (
+            "def f(k):\n    if k:\n        x = Over()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        (
+            "def f(k):\n    if k:\n        x = unknown()\n    else:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+        ),
+        ("def f(k, v):\n    x = v\n    if k:\n        x = Context()\n    x.invoke()\n", "x.invoke"),
+        # `enumerate` over unstated items, its index; an `except` of a tuple, or rebound
+        ("def f(xs):\n    for i, c in enumerate(xs):\n        c.invoke()\n", "c.invoke"),
+        ("def f():\n    for c, i in enumerate(items()):\n        c.invoke()\n", "c.invoke"),
+        (
+            "def f():\n    try:\n        pass\n    except (Context, Plain) as e:\n        e.invoke()\n",
+            "e.invoke",
+        ),
+        (
+            "def f():\n    try:\n        pass\n    except Context as e:\n        e = unknown()\n"
+            "        e.invoke()\n",
+            "e.invoke",
+        ),
         # returns that disagree, or that say nothing: a generator, a coroutine, another value
         ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
         ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
