@@ -126,10 +126,15 @@ class HeldIndex:
     """
 
     def __init__(self, root: Path) -> None:
+        from codesift.indexer.heap import QuietTrim
+
         from .projects import Embedders
 
         self.root = root
         self.embedders = Embedders()
+        # As the language server does: once questions pause, freed heap pages go back
+        # and the model's memory-mapped weights leave this process's memory.
+        self.quiet = QuietTrim(after_trim=self.embedders.drop_mapped_pages)
         self._lock = threading.Lock()
         self._graph_lock = threading.Lock()
         self._key: tuple[object, ...] | None = None
@@ -153,6 +158,8 @@ class HeldIndex:
             log.info("reopening the index after: %s", exc)
             self.forget()
             return reply(_HeldParts(self, settings), command, args)
+        finally:
+            self.quiet.touch()
 
     def warm(self, command: str) -> None:
         """Load what ``command`` needs before it is asked (the model, the symbol names)."""

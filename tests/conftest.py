@@ -163,3 +163,17 @@ def ran_where_file_modes_hold(request: pytest.FixtureRequest, tmp_path: Path) ->
         pytest.skip(f"root reads chmod 000 files, and dropping that was refused: {out.strip()}")
     assert proc.returncode == 0 and "1 passed" in proc.stdout, out
     return True
+
+
+def resident_kib(pid: int, name: str) -> tuple[int, int]:
+    """(mappings, resident KiB) of a process's mappings of files named ``name``."""
+    count = total = 0
+    inside = False
+    for line in Path(f"/proc/{pid}/smaps").read_text(errors="replace").splitlines():
+        head = line.split(maxsplit=5)
+        if head and not head[0].endswith(":"):
+            inside = len(head) == 6 and head[5].endswith("/" + name)
+            count += inside
+        elif inside and head and head[0] == "Rss:":
+            total += int(head[1])
+    return count, total

@@ -23,7 +23,7 @@ import pytest
 
 from codesift.server.endpoint import address, lock_path, request_meta
 
-from ..conftest import write_workspace
+from ..conftest import resident_kib, write_workspace
 from .rawlsp import RawServer
 
 pytestmark = pytest.mark.slow
@@ -245,3 +245,30 @@ def test_grep_where_there_is_no_index_starts_no_server(tmp_path: Path) -> None:
     assert run.returncode == 0 and "password" in run.stdout
     assert STARTED not in run.stderr
     assert not (bare / ".codesift").exists()
+
+
+def test_the_background_server_unmaps_the_models_weights_once_questions_pause(tmp_path: Path) -> None:
+    """Like the language server: after a pause, the bundled model's memory-mapped
+    weights leave the process's memory, and the next search answers the same."""
+    root = write_workspace(tmp_path / "ws").resolve()
+    done = subprocess.run([*CLI, "index", str(root)], env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    server = serve_background(root, "--idle", "600")
+    try:
+        pid = int(str(wait_for_server(root)["pid"]))
+        ask = ("search", "check a password against the stored hash", "--mode", "vector", "--json")
+        first = cli(root, *ask)
+        assert first.returncode == 0 and VIA_SERVER in first.stderr, first.stderr
+        hits = [(h["path"], h["score"]) for h in json.loads(first.stdout)["hits"]]
+        assert hits
+        assert resident_kib(pid, "model.onnx.data")[0] > 0  # the model maps its weights file
+        deadline = time.monotonic() + WAIT_S
+        while resident_kib(pid, "model.onnx.data")[1] > 0:
+            assert time.monotonic() < deadline, "the model's pages were never dropped"
+            time.sleep(0.2)
+        again = cli(root, *ask)
+        assert again.returncode == 0 and VIA_SERVER in again.stderr
+        assert [(h["path"], h["score"]) for h in json.loads(again.stdout)["hits"]] == hits
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=WAIT_S)

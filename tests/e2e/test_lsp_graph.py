@@ -11,7 +11,7 @@ import pytest_asyncio
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from ..conftest import write_workspace
+from ..conftest import resident_kib, write_workspace
 from .conftest import indexed, initialize, start_client, wait_for
 
 pytestmark = pytest.mark.slow
@@ -347,20 +347,6 @@ async def test_the_server_replaces_itself_to_run_on_the_system_allocator_and_ans
         await client.stop()
 
 
-def _resident_kib(pid: int, name: str) -> tuple[int, int]:
-    """(mappings, resident KiB) of a process's mappings of files named ``name``."""
-    count = total = 0
-    inside = False
-    for line in Path(f"/proc/{pid}/smaps").read_text(errors="replace").splitlines():
-        head = line.split(maxsplit=5)
-        if head and not head[0].endswith(":"):
-            inside = len(head) == 6 and head[5].endswith("/" + name)
-            count += inside
-        elif inside and head and head[0] == "Rss:":
-            total += int(head[1])
-    return count, total
-
-
 @pytest.mark.asyncio
 async def test_the_server_unmaps_the_models_weights_once_requests_pause_and_searches_the_same(
     gws: Path,
@@ -375,9 +361,9 @@ async def test_the_server_unmaps_the_models_weights_once_requests_pause_and_sear
         )
         first = await client.workspace_execute_command_async(query)
         assert isinstance(first, dict) and first["hits"]
-        mappings, _ = _resident_kib(pid, "model.onnx.data")
+        mappings, _ = resident_kib(pid, "model.onnx.data")
         assert mappings > 0  # the session maps its weights (the bundled model's data file)
-        await wait_for(lambda: _resident_kib(pid, "model.onnx.data")[1] == 0, what="the pages dropped")
+        await wait_for(lambda: resident_kib(pid, "model.onnx.data")[1] == 0, what="the pages dropped")
         again = await client.workspace_execute_command_async(query)
         assert isinstance(again, dict)
         assert [(h["path"], h["score"]) for h in again["hits"]] == [
