@@ -14,7 +14,9 @@ from `codesift index` to the first search answered by the static model, to the f
 answered by MiniLM, to the end); stdlib (this
 interpreter's standard library); 100k (the stdlib twice under distinct paths: vectors
 from the cache); linux (Debian's linux-source-6.1: grep over the whole tree, the index
-over core folders); graph (callers against jedi); quality (CodeSearchNet protocol on a
+over core folders); kernel (the same tree whole, every file, text and static vectors, with
+peak RSS, index size, search latency, MiniLM's projected time and the language server's
+RSS on it); graph (callers against jedi); quality (CodeSearchNet protocol on a
 docstring-stripped stdlib subset); semble (the semble benchmark's NDCG@10 on its
 allowed repositories); swebench (SWE-bench file localisation). The last two read a
 data folder filled once by ``python -m bench.fetchdata`` (``--data``,
@@ -45,6 +47,7 @@ from . import (
     quality,
     questions,
     semble_data,
+    tier_kernel,
     tier_linux,
     tier_static,
     tier_stdlib,
@@ -56,7 +59,19 @@ from .benchdata import SWEBENCH_ALLOWED, data_dir, fill_hint
 from .report import Table, header
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TIERS = ("small", "static", "twotier", "stdlib", "100k", "linux", "graph", "quality", "semble", "swebench")
+TIERS = (
+    "small",
+    "static",
+    "twotier",
+    "stdlib",
+    "100k",
+    "linux",
+    "kernel",
+    "graph",
+    "quality",
+    "semble",
+    "swebench",
+)
 
 
 def tier_small(table: Table, embedder: Embedder, work: Path) -> None:
@@ -228,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tier_stdlib.hundred_k(table, embedder, stdlib_root, vectors)
             elif tier == "linux":
                 tier_linux.linux(table, embedder, work, args.linux_vectors)
+            elif tier == "kernel":
+                tier_kernel.kernel(table, embedder, work)
             elif tier == "graph":
                 tier_graph(table, data_dir(args.data), work)
             elif tier == "semble":

@@ -26,34 +26,31 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_onnx import INT8_NAME, META_FILE, default_model_dir, int8_dir_for, sha256_of
+from export_onnx import (
+    INT8_NAME,
+    META_FILE,
+    SUMS,
+    complete_meta,
+    default_model_dir,
+    int8_dir_for,
+    sha256_of,
+    sums_of,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "indexer" / "models" / INT8_NAME
 MODEL_FILE = "model.onnx"
 DATA_FILE = "model.onnx.data"
 FILES = (MODEL_FILE, DATA_FILE, "tokenizer.json", META_FILE)
-SUMS = "SHA256SUMS"
 # Weights smaller than this stay inside the graph (onnx's default).
 EXTERNAL_MIN_BYTES = 1024
-
-
-def sums_of(folder: Path) -> str:
-    """``sha256sum`` lines for the model's files in ``folder``."""
-    return "".join(f"{sha256_of(folder / name)}  {name}\n" for name in FILES)
 
 
 def current(folder: Path, export_sha256: object) -> bool:
     """Whether ``folder`` holds all files, a SHA256SUMS that matches them, and was made
     from the export whose sha256 is ``export_sha256``."""
-    sums = folder / SUMS
-    if not (all((folder / n).is_file() for n in FILES) and sums.is_file()):
-        return False
-    try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return meta.get("export_sha256") == export_sha256 and sums.read_text() == sums_of(folder)
+    meta = complete_meta(folder, FILES)
+    return meta is not None and meta.get("export_sha256") == export_sha256
 
 
 def split_weights(source: Path, folder: Path) -> None:
@@ -109,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(source / "tokenizer.json", target / "tokenizer.json")
     text = json.dumps(bundled_meta(meta, target), indent=2) + "\n"
     (target / META_FILE).write_text(text, encoding="utf-8")
-    (target / SUMS).write_text(sums_of(target))
+    (target / SUMS).write_text(sums_of(target, FILES))
     size = sum((target / n).stat().st_size for n in FILES) / 1e6
     print(f"codesift model bundled: {target} ({size:.1f} MB)")
     return 0

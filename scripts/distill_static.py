@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_onnx import SOURCE_PACKAGE, sha256_of, write_atomically
+from export_onnx import SOURCE_PACKAGE, SUMS, complete_meta, sums_of, write_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "all-MiniLM-L6-v2-static"
@@ -56,7 +56,6 @@ META_FILE = "codesift-model.json"
 EMBEDDINGS_FILE = "embeddings.npy"
 TOKENIZER_FILE = "tokenizer.json"
 FILES = (EMBEDDINGS_FILE, TOKENIZER_FILE, META_FILE)
-SUMS = "SHA256SUMS"
 FORMAT = 1
 DEFAULT_DIMS = 256
 SIF_COEFFICIENT = 1e-4
@@ -75,26 +74,14 @@ def _source_version() -> str:
     return importlib.metadata.version(SOURCE_PACKAGE)
 
 
-def sums_of(folder: Path) -> str:
-    """``sha256sum`` lines for the model's files in ``folder``."""
-    return "".join(f"{sha256_of(folder / name)}  {name}\n" for name in FILES)
-
-
 def is_current(folder: Path, dims: int) -> bool:
     """A complete model of this recipe, this source version and these dimensions."""
-    sums = folder / SUMS
-    if not (all((folder / n).is_file() for n in FILES) and sums.is_file()):
-        return False
-    try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+    meta = complete_meta(folder, FILES)
     return (
-        isinstance(meta, dict)
+        meta is not None
         and meta.get("format") == FORMAT
         and meta.get("source_version") == _source_version()
         and meta.get("dimension") == dims
-        and sums.read_text() == sums_of(folder)
     )
 
 
@@ -203,7 +190,7 @@ def write_model(out: Path, table: Any, tokenizer_src: Path, meta: dict[str, obje
     write_atomically(out / EMBEDDINGS_FILE, data)
     write_atomically(out / TOKENIZER_FILE, tokenizer_src.read_bytes())
     write_atomically(out / META_FILE, (json.dumps(meta, indent=2) + "\n").encode())
-    write_atomically(out / SUMS, sums_of(out).encode())
+    write_atomically(out / SUMS, sums_of(out, FILES).encode())
     for stale in out.glob(".*.tmp"):
         stale.unlink(missing_ok=True)
 

@@ -85,6 +85,29 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+SUMS = "SHA256SUMS"
+
+
+def sums_of(folder: Path, files: Sequence[str]) -> str:
+    """``sha256sum`` lines for ``files`` in ``folder``."""
+    return "".join(f"{sha256_of(folder / name)}  {name}\n" for name in files)
+
+
+def complete_meta(folder: Path, files: Sequence[str]) -> dict[str, Any] | None:
+    """The meta file of a folder holding every one of ``files`` and a ``SHA256SUMS`` that
+    matches them; None when anything is missing, unreadable or changed."""
+    sums = folder / SUMS
+    if not (all((folder / n).is_file() for n in files) and sums.is_file()):
+        return None
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or sums.read_text() != sums_of(folder, files):
+        return None
+    return meta
+
+
 def int8_dir_for(out_dir: Path) -> Path:
     """Where the int8 export goes: beside the float one, named ``<name>-int8``."""
     return out_dir.with_name(out_dir.name + "-int8")
