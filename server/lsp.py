@@ -45,8 +45,9 @@ from codesift.indexer.settings import Settings, load_settings
 from . import convert
 from .endpoint import NO_SERVER_ENV
 from .lanes import Lanes
-from .projects import INDEXES_IDLE_S, MODEL_IDLE_S, Embedders, IndexRun, Project, watch_indexes_idle
+from .projects import INDEXES_IDLE_S, MODEL_IDLE_S, Embedders, Project, watch_indexes_idle
 from .stream import StdinReader, single_writer
+from .writer import IndexRun
 
 log = logging.getLogger(__name__)
 

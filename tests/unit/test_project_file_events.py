@@ -48,7 +48,7 @@ def test_vectors_of_open_then_recently_saved_files_go_first(tmp_path: Path) -> N
 
 
 def test_the_recent_paths_are_bounded(tmp_path: Path) -> None:
-    from codesift.server.projects import RECENT_PATHS
+    from codesift.server.writer import RECENT_PATHS
 
     project = Project(write_workspace(tmp_path / "ws"), Settings(), Embedders())
     try:
@@ -62,10 +62,10 @@ def test_the_recent_paths_are_bounded(tmp_path: Path) -> None:
 def test_the_writers_vectors_job_hands_the_engine_those_paths_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codesift.server.projects as projects
+    import codesift.server.writer as writer
 
     seen: list[list[str]] = []
-    monkeypatch.setattr(projects, "embed_vectors", lambda *a, **k: seen.append(list(k["first"])) or 0)
+    monkeypatch.setattr(writer, "embed_vectors", lambda *a, **k: seen.append(list(k["first"])) or 0)
     project = Project(write_workspace(tmp_path / "ws"), Settings(), Embedders())
     try:
         project.open_files["app/auth.py"] = None
