@@ -163,11 +163,19 @@ def arrow_to_matrix(column: pa.ChunkedArray, dim: int) -> Vectors:
 
 
 def _vector_column(chunks: Sequence[Chunk], dim: int, vectors: dict[str, Vectors]) -> pa.Array:
-    values: list[list[float] | None] = []
-    for c in chunks:
+    """Each chunk's vector by its content hash, null where there is none (or it is not
+    finite), built from one float32 buffer: a Python list per vector cost ~2% of the
+    kernel tree's text phase."""
+    flat = np.zeros((len(chunks), dim), dtype=np.float32)
+    missing = np.ones(len(chunks), dtype=bool)
+    for i, c in enumerate(chunks):
         v = vectors.get(c.content_hash)
-        values.append(None if v is None or not np.isfinite(v).all() else v.tolist())
-    return pa.array(values, type=vector_type(dim))
+        if v is not None and np.isfinite(v).all():
+            flat[i] = v
+            missing[i] = False
+    return pa.FixedSizeListArray.from_arrays(
+        pa.array(flat.reshape(-1)), type=vector_type(dim), mask=pa.array(missing)
+    )
 
 
 def chunks_table(
