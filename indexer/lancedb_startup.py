@@ -17,6 +17,9 @@ checks LanceDB's own code; all are kept out of the import here:
   LanceDB's embedding providers (~15% of the import's CPU; codesift embeds with its own
   models): a name read from the package is imported from its sub-module, and the
   registry imports every provider the first time it is asked for one it lacks;
+- while lancedb's modules import, pydantic defers building each model class's
+  validator to its first use (``_defer_pydantic_builds``: ~15% of the import's CPU went
+  to building ~60 classes codesift never validates with);
 - LanceDB's ``@override`` on Python < 3.12 comes from ``overrides``, which checks each
   of ~100 methods against its base classes by disassembling the class body's caller
   (~15% of the import's CPU). While lancedb's own modules import, ``overrides.override``
@@ -220,6 +223,28 @@ def _marking_override(method: _F | None = None, **_checks: bool) -> Any:
     return method
 
 
+def _defer_pydantic_builds() -> Callable[[], None]:
+    """Until the returned function is called, a pydantic model class defined without a
+    ``defer_build`` of its own builds its validator and serializer when first used, not
+    when defined (``ConfigDict(defer_build=True)`` as pydantic's default): lancedb and the
+    REST client's models define ~60 classes at import, and codesift uses a few. Pydantic
+    keeps its defaults in ``pydantic._internal._config.config_defaults`` (a private dict,
+    there since 2.0); when it is not there, or holds no ``defer_build``, nothing changes."""
+    try:
+        from pydantic._internal import _config
+    except ImportError:
+        return lambda: None
+    defaults = getattr(_config, "config_defaults", None)
+    if not isinstance(defaults, dict) or defaults.get("defer_build") is not False:
+        return lambda: None
+    defaults["defer_build"] = True
+
+    def restore() -> None:
+        defaults["defer_build"] = False
+
+    return restore
+
+
 class _LanceDBLoader(importlib.abc.Loader):
     """Runs lancedb's ``__init__`` (and so the modules it imports) without its embedding
     providers and, on Python < 3.12, with ``overrides.override`` only marking."""
@@ -243,11 +268,13 @@ class _LanceDBLoader(importlib.abc.Loader):
 
                 checked = overrides.override
                 overrides.override = _marking_override
+        restore_builds = _defer_pydantic_builds()
         try:
             self._loader.exec_module(module)
         finally:
             if checked is not None:
                 overrides.override = checked
+            restore_builds()
         if providers is not None:
             module.embeddings = providers  # type: ignore[attr-defined]
             _providers_on_miss(providers)
