@@ -183,3 +183,33 @@ def test_a_read_command_answered_in_process_exits_at_once_with_all_its_output_an
         assert millis.sub("", fast.stdout) == millis.sub("", usual.stdout), args
         assert millis.sub("", fast.stderr) == millis.sub("", usual.stderr.removesuffix("\nATEXIT")), args
         assert code or len(fast.stdout) > 200_000, args
+
+
+def test_pyarrow_compute_imported_with_lancedb_has_every_docstring_and_signature_it_has_alone() -> None:
+    """lancedb's import parses each of pyarrow.compute's options docstrings once
+    (``lancedb_startup._parse_each_docstring_once``): the functions' docstrings and
+    signatures are those of a plain ``import pyarrow.compute``, and docscrape is restored."""
+    code = """
+import sys
+from pyarrow.vendored import docscrape
+parses = []
+class Counted(docscrape.NumpyDocString):
+    def __init__(self, *args, **kwargs):
+        parses.append(1)
+        super().__init__(*args, **kwargs)
+docscrape.NumpyDocString = Counted
+if sys.argv[1] == "hook":
+    import codesift.indexer, lancedb
+import pyarrow.compute as pc
+assert docscrape.NumpyDocString is Counted
+names = sorted(n for n in dir(pc) if callable(getattr(pc, n)))
+print(len(parses))
+print(repr([(n, getattr(pc, n).__doc__, str(getattr(getattr(pc, n), "__signature__", ""))) for n in names]))
+"""
+    runs = [
+        subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, check=True).stdout
+        for how in ("plain", "hook")
+    ]
+    (plain_parses, plain), (hook_parses, hooked) = (run.split("\n", 1) for run in runs)
+    assert hooked == plain and len(plain) > 100_000
+    assert int(hook_parses) < int(plain_parses)
