@@ -18,8 +18,8 @@ checks LanceDB's own code; all are kept out of the import here:
   models): a name read from the package is imported from its sub-module, and the
   registry imports every provider the first time it is asked for one it lacks;
 - while lancedb's modules import, pydantic defers building each model class's
-  validator to its first use (``_defer_pydantic_builds``: ~15% of the import's CPU went
-  to building ~60 classes codesift never validates with);
+  validator to its first use (``_defer_pydantic_builds``: ~5% of the import's CPU went
+  to building ~48 classes codesift never validates with);
 - ``pyarrow.compute`` (imported by lancedb) parses each options class's docstring once
   instead of once per compute function (``_parse_each_docstring_once``);
 - LanceDB's ``@override`` on Python < 3.12 comes from ``overrides``, which checks each
@@ -229,7 +229,7 @@ def _defer_pydantic_builds() -> Callable[[], None]:
     """Until the returned function is called, a pydantic model class defined without a
     ``defer_build`` of its own builds its validator and serializer when first used, not
     when defined (``ConfigDict(defer_build=True)`` as pydantic's default): lancedb and the
-    REST client's models define ~60 classes at import, and codesift uses a few. Pydantic
+    REST client's models define ~48 classes at import, and codesift uses a few. Pydantic
     keeps its defaults in ``pydantic._internal._config.config_defaults`` (a private dict,
     there since 2.0); when it is not there, or holds no ``defer_build``, nothing changes."""
     try:
