@@ -2,7 +2,7 @@
 in-process), with the background server the CLI starts for itself, and with an
 editor's language server running for the index (the CLI asks either over its socket).
 
-    python -m bench.cli_wall ROOT [--runs 7] [--no-language-server]
+    python -m bench.cli_wall ROOT [--runs 7] [--no-language-server] [--cold-only]
 
 ROOT must be indexed. Each command runs as its own process, output read in full
 from a pipe, as ``rg`` does beside it. The background server is started the way a
@@ -95,9 +95,10 @@ def measure_cold(root: Path, runs: int = 7) -> dict[str, float]:
     fig["rg -n PATTERN (ms)"] = _per(root, GREPS, lambda p: [*rg, p, "./"], off, runs)[0]
     for name, make, items in _commands(cs):
         fig[f"codesift {name}, no server (ms)"] = _per(root, items, make, off, runs)[0]
-    fig["codesift grep ÷ rg, no server (×)"] = (
-        fig["codesift grep PATTERN, no server (ms)"] / fig["rg -n PATTERN (ms)"]
-    )
+    for name in ("grep PATTERN", "search QUERY"):
+        fig[f"codesift {name.split()[0]} ÷ rg, no server (×)"] = (
+            fig[f"codesift {name}, no server (ms)"] / fig["rg -n PATTERN (ms)"]
+        )
     return fig
 
 
@@ -146,12 +147,20 @@ async def _with_language_server(root: Path, pause_vectors: bool, runs: int) -> d
 
 
 def cli_wall(
-    root: Path, *, pause_vectors: bool = False, runs: int = 7, language_server: bool = True
+    root: Path,
+    *,
+    pause_vectors: bool = False,
+    runs: int = 7,
+    language_server: bool = True,
+    cold_only: bool = False,
 ) -> dict[str, float]:
     """Time the CLI on ``root`` (indexed) cold, through its background server and through
-    a language server, beside rg; the ratios to rg printed."""
+    a language server, beside rg; the ratios to rg printed. ``cold_only``: no server is
+    started (nothing writes to ``root``'s index)."""
     root = root.resolve()
     fig = measure_cold(root, runs)
+    if cold_only:
+        return fig
     fig.update(background_figures(root, runs))
     if language_server:
         fig.update(asyncio.run(_with_language_server(root, pause_vectors, runs)))
@@ -169,6 +178,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--pause-vectors", action="store_true")
     parser.add_argument("--no-language-server", action="store_true")
+    parser.add_argument("--cold-only", action="store_true", help="no server: the in-process path only")
     args = parser.parse_args()
     load = os.getloadavg()
     figures = cli_wall(
@@ -176,6 +186,7 @@ def main() -> None:
         pause_vectors=args.pause_vectors,
         runs=args.runs,
         language_server=not args.no_language_server,
+        cold_only=args.cold_only,
     )
     print(
         json.dumps(

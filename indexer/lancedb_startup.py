@@ -17,6 +17,11 @@ checks LanceDB's own code; all are kept out of the import here:
   LanceDB's embedding providers (~15% of the import's CPU; codesift embeds with its own
   models): a name read from the package is imported from its sub-module, and the
   registry imports every provider the first time it is asked for one it lacks;
+- while lancedb's modules import, pydantic defers building each model class's
+  validator to its first use (``_defer_pydantic_builds``: ~5% of the import's CPU went
+  to building ~48 classes codesift never validates with);
+- ``pyarrow.compute`` (imported by lancedb) parses each options class's docstring once
+  instead of once per compute function (``_parse_each_docstring_once``);
 - LanceDB's ``@override`` on Python < 3.12 comes from ``overrides``, which checks each
   of ~100 methods against its base classes by disassembling the class body's caller
   (~15% of the import's CPU). While lancedb's own modules import, ``overrides.override``
@@ -220,6 +225,63 @@ def _marking_override(method: _F | None = None, **_checks: bool) -> Any:
     return method
 
 
+def _defer_pydantic_builds() -> Callable[[], None]:
+    """Until the returned function is called, a pydantic model class defined without a
+    ``defer_build`` of its own builds its validator and serializer when first used, not
+    when defined (``ConfigDict(defer_build=True)`` as pydantic's default): lancedb and the
+    REST client's models define ~48 classes at import, and codesift uses a few. Pydantic
+    keeps its defaults in ``pydantic._internal._config.config_defaults`` (a private dict,
+    there since 2.0); when it is not there, or holds no ``defer_build``, nothing changes."""
+    try:
+        from pydantic._internal import _config
+    except ImportError:
+        return lambda: None
+    defaults = getattr(_config, "config_defaults", None)
+    if not isinstance(defaults, dict) or defaults.get("defer_build") is not False:
+        return lambda: None
+    defaults["defer_build"] = True
+
+    def restore() -> None:
+        defaults["defer_build"] = False
+
+    return restore
+
+
+def _parse_each_docstring_once() -> Callable[[], None]:
+    """Until the returned function is called, ``pyarrow.vendored.docscrape.NumpyDocString``
+    parses each docstring once. ``pyarrow.compute`` (which lancedb imports) writes the
+    docstring of each of its ~300 function wrappers from its options class's docstring,
+    parsed again for each function though there are 57 of them (~40% of that import);
+    pyarrow only reads the parse, so every docstring comes out the same. Nothing changes
+    when ``pyarrow.compute`` is imported already or docscrape is not where it was."""
+    if "pyarrow.compute" in sys.modules:
+        return lambda: None
+    try:
+        from pyarrow.vendored import docscrape
+    except ImportError:
+        return lambda: None
+    real = getattr(docscrape, "NumpyDocString", None)
+    if not isinstance(real, type):
+        return lambda: None
+    parsed: dict[str, Any] = {}
+
+    def once(docstring: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not isinstance(docstring, str):
+            return real(docstring, *args, **kwargs)
+        found = parsed.get(docstring)
+        if found is None:
+            found = parsed[docstring] = real(docstring)
+        return found
+
+    docscrape.NumpyDocString = once
+
+    def restore() -> None:
+        if docscrape.NumpyDocString is once:
+            docscrape.NumpyDocString = real
+
+    return restore
+
+
 class _LanceDBLoader(importlib.abc.Loader):
     """Runs lancedb's ``__init__`` (and so the modules it imports) without its embedding
     providers and, on Python < 3.12, with ``overrides.override`` only marking."""
@@ -243,11 +305,15 @@ class _LanceDBLoader(importlib.abc.Loader):
 
                 checked = overrides.override
                 overrides.override = _marking_override
+        restore_builds = _defer_pydantic_builds()
+        restore_docs = _parse_each_docstring_once()
         try:
             self._loader.exec_module(module)
         finally:
             if checked is not None:
                 overrides.override = checked
+            restore_builds()
+            restore_docs()
         if providers is not None:
             module.embeddings = providers  # type: ignore[attr-defined]
             _providers_on_miss(providers)

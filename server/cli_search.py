@@ -7,6 +7,7 @@ then prints that answer: the output is the same whichever answered.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -177,10 +178,13 @@ def search_payload(
             semantic_off = str(exc)
         else:
             loading = load_ahead(embedder)  # the model loads while the engine imports
+    warming = None
     try:
-        from codesift.indexer.search.hybrid import search as run_search  # imports lancedb
+        store = parts.store()  # imports lancedb
+        if loading is not None:  # a cold process: its first vector query reads the index
+            warming = store.warm_vector_index()  # while the engine imports
+        from codesift.indexer.search.hybrid import search as run_search
 
-        store = parts.store()
         with parts.graph(hops) as graph:
             result = run_search(
                 store,
@@ -194,6 +198,9 @@ def search_payload(
     finally:
         if loading is not None:
             loading.join()  # never leave onnxruntime loading while the interpreter exits
+        if warming is not None:
+            with contextlib.suppress(Exception):
+                warming.result()  # nor a query on LanceDB's threads
     return with_index(parts.root, search_json(result))
 
 

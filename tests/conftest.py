@@ -24,6 +24,9 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # No CLI call in a test leaves a background server behind (server/background.py);
     # the tests of that server turn it on for themselves.
     monkeypatch.setenv("CODESIFT_BACKGROUND", "0")
+    # No optimised copy of the model (~60 MB, indexer/onnx_cache.py) per test that loads
+    # it; the tests of that copy turn it on for themselves.
+    monkeypatch.setenv("CODESIFT_ONNX_CACHE", "0")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
 

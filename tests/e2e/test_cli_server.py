@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from codesift.server.endpoint import NO_SERVER_ENV, address
-from codesift.server.thin import THIN_ENV
+from codesift.server.thin import FAST_EXIT_ENV, THIN_ENV
 
 from ..conftest import write_workspace
 from .rawlsp import RawServer
@@ -144,7 +144,7 @@ def entry(root: Path, *args: str, thin: bool) -> tuple[subprocess.CompletedProce
         f"sys.argv = ['codesift', *{list(args)!r}]\n"
         "try:\n    main()\nfinally:\n    sys.stderr.write('\\nCLICK=%s' % ('click' in sys.modules))"
     )
-    env = {**os.environ, THIN_ENV: "1" if thin else "0"}
+    env = {**os.environ, THIN_ENV: "1" if thin else "0", FAST_EXIT_ENV: "0"}  # `finally` runs
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )

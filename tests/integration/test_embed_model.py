@@ -233,3 +233,37 @@ def test_an_idle_server_unloads_the_model_and_the_next_query_loads_it_again() ->
     assert embedders.release_if_idle(0, busy=False) == 0  # nothing left loaded
     again = embedders.get(EmbedSettings()).embed_query("parse an http header line")
     assert np.allclose(before, again, atol=1e-6)
+
+
+def test_a_model_loads_from_this_machine_s_optimised_copy_and_embeds_bit_for_bit_as_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first load of the model writes its optimised graph as this machine's copy
+    (``onnx_cache``); the next loads build their session from that copy without
+    optimising, and every vector is the same bits as the model's own. A copy that does
+    not load, or a cache that cannot be written, falls back to the model."""
+    from codesift.indexer import onnx_cache
+
+    texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
+    monkeypatch.setenv(onnx_cache.CACHE_ENV, "0")
+    want = OnnxEmbedder(EmbedSettings()).embed_documents(texts)
+
+    monkeypatch.setenv(onnx_cache.CACHE_ENV, str(tmp_path / "cache"))
+    first = OnnxEmbedder(EmbedSettings())
+    assert np.array_equal(first.embed_documents(texts), want)
+    copies = [p for p in (tmp_path / "cache").iterdir()]
+    assert len(copies) == 1 and not copies[0].name.startswith(".")  # no staging folder left
+    assert {p.name for p in copies[0].iterdir()} == {"model.onnx", "model.onnx.data"}
+    assert first.mapped_files() == [str((first.model_dir / "model.onnx.data").resolve())]
+
+    again = OnnxEmbedder(EmbedSettings())
+    assert np.array_equal(again.embed_documents(texts), want)
+    assert np.array_equal(again.embed_query(texts[1]), want[1])
+    assert again.mapped_files() == [str((copies[0] / "model.onnx.data").resolve())]
+
+    (copies[0] / "model.onnx").write_bytes(b"not a model")  # a broken copy: the model answers
+    assert np.array_equal(OnnxEmbedder(EmbedSettings()).embed_documents(texts), want)
+
+    (tmp_path / "a-file").write_text("")  # a cache that cannot be made
+    monkeypatch.setenv(onnx_cache.CACHE_ENV, str(tmp_path / "a-file" / "cache"))
+    assert np.array_equal(OnnxEmbedder(EmbedSettings()).embed_documents(texts), want)

@@ -15,6 +15,7 @@ from codesift.indexer.progress import Progress
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest, Source
 from codesift.indexer.settings import Settings, load_settings
+from codesift.indexer.store import Store
 from codesift.indexer.sync import index_workspace, open_store
 
 from ..conftest import write_workspace
@@ -213,3 +214,44 @@ def test_the_servers_vectors_job_builds_the_fast_tier_index_before_minilm(
     embed_vectors(root, settings, embedder=embedder, progress=as_minilm_starts)
     assert seen == [True]
     assert has_vector_index(open_store(root, settings))
+
+
+def test_reading_a_vector_index_ahead_leaves_every_vector_answer_as_it_was(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """``Store.warm_vector_index`` (a cold CLI search reads the index while the engine
+    imports) runs one query on LanceDB's threads: it finishes, and every vector and
+    hybrid answer after it, in that store's process, is the one a store without it gives;
+    a column without an index, or an index with no vector index at all, is left alone."""
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root, {"index": {"vector_index_rows": 4}})
+    index_workspace(root, settings, embedder=embedder)
+    queries = ["check a user's password against the stored hash", "retry a failed upload", "parse config"]
+
+    def answers(store: Store) -> list[list[tuple[str, float]]]:
+        got = []
+        for query in queries:
+            for mode in ("vector", "hybrid"):
+                res = search(
+                    store, SearchRequest(query, mode=mode, limit=5), settings, root=root, embedder=embedder
+                )
+                got.append([(h.chunk.id, h.score) for h in res.hits])
+        return got
+
+    want = answers(open_store(root, settings))
+    warmed = open_store(root, settings)
+    assert has_vector_index(warmed)
+    future = warmed.warm_vector_index()
+    assert future is not None and future.result(timeout=60) is None
+    assert answers(warmed) == want
+    for column in ("no_such_column", "id"):  # not a vector index: nothing to read
+        other = warmed.warm_vector_index(column)
+        assert other is not None and other.result(timeout=60) is None
+
+    plain_root = write_workspace(tmp_path / "plain")
+    plain = load_settings(plain_root)
+    index_workspace(plain_root, plain, embedder=embedder)
+    store = open_store(plain_root, plain)
+    assert not has_vector_index(store)
+    future = store.warm_vector_index()
+    assert future is not None and future.result(timeout=60) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +55,7 @@ from lance_namespace_urllib3_client.models.list_namespaces_response import ListN
 db = lancedb.connect({str(tmp_path)!r})
 table = db.create_table("t", pa.table({{"a": [1, 2, 3]}}))
 assert db.open_table("t").count_rows() == 3
+assert db.open_table("t").search().where("a > 1").limit(5).to_arrow().column("a").to_pylist() == [2, 3]
 assert type(db.list_namespaces()) is ListNamespacesResponse
 assert lance_namespace.ListNamespacesResponse.model_fields == ListNamespacesResponse.model_fields
 assert lancedb.db.LanceDBConnection.open_table.__override__
@@ -119,3 +122,94 @@ print("ok")
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_lancedb_s_pydantic_models_build_when_first_used_and_pydantic_s_default_is_restored() -> None:
+    """While lancedb imports, its pydantic models defer building their validators
+    (``lancedb_startup._defer_pydantic_builds``); afterwards pydantic's default is its
+    own again, and a deferred model validates as a built one when used."""
+    code = """
+import codesift.indexer, lancedb, lancedb.query, pydantic
+from pydantic._internal._config import config_defaults
+assert config_defaults["defer_build"] is False
+assert not lancedb.query.Query.__pydantic_complete__
+class Later(pydantic.BaseModel):
+    n: int
+assert Later.__pydantic_complete__
+query = lancedb.query.Query(columns=["a"], limit=3)
+assert lancedb.query.Query.__pydantic_complete__ and query.limit == 3
+try:
+    lancedb.query.Query(limit="many")
+except pydantic.ValidationError:
+    print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def _entry(root: Path, *args: str, fast_exit: bool) -> subprocess.CompletedProcess[str]:
+    """``codesift ARGS`` through the entry point, no server; an ``atexit`` hook says
+    whether the interpreter's own exit ran."""
+    from codesift.server.endpoint import NO_SERVER_ENV
+    from codesift.server.thin import FAST_EXIT_ENV
+
+    code = (
+        "import atexit, sys\natexit.register(lambda: sys.stderr.write('\\nATEXIT'))\n"
+        f"from codesift.server.thin import main\nsys.argv = ['codesift', *{list(args)!r}]\nmain()"
+    )
+    env = {**os.environ, NO_SERVER_ENV: "1", FAST_EXIT_ENV: "1" if fast_exit else "0"}
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+
+
+def test_a_read_command_answered_in_process_exits_at_once_with_all_its_output_and_its_code(
+    tmp_path: Path,
+) -> None:
+    """A one-shot ``grep`` (no server) ends with ``os._exit`` once its output is flushed:
+    the same bytes through a pipe (~200 kB, more than any buffer) and the same exit code
+    as the interpreter's own exit, for a match, no match and a usage error."""
+    for i in range(3000):
+        (tmp_path / f"m{i}.py").write_text(f"def f{i}():\n    return 'needle {i}' * 2\n")
+    for args, code in [
+        (("grep", "needle", "--json"), 0),
+        (("grep", "needle"), 0),
+        (("grep", "no-such-text"), 1),
+        (("grep", "(", "--regex"), 2),
+    ]:
+        fast = _entry(tmp_path, *args, fast_exit=True)
+        usual = _entry(tmp_path, *args, fast_exit=False)
+        assert (fast.returncode, usual.returncode) == (code, code), (args, fast.stderr[-500:])
+        assert "ATEXIT" not in fast.stderr and usual.stderr.endswith("\nATEXIT"), args
+        millis = re.compile(r'; \d+ ms$|"millis": [\d.]+', re.MULTILINE)  # differ between runs
+        assert millis.sub("", fast.stdout) == millis.sub("", usual.stdout), args
+        assert millis.sub("", fast.stderr) == millis.sub("", usual.stderr.removesuffix("\nATEXIT")), args
+        assert code or len(fast.stdout) > 200_000, args
+
+
+def test_pyarrow_compute_imported_with_lancedb_has_every_docstring_and_signature_it_has_alone() -> None:
+    """lancedb's import parses each of pyarrow.compute's options docstrings once
+    (``lancedb_startup._parse_each_docstring_once``): the functions' docstrings and
+    signatures are those of a plain ``import pyarrow.compute``, and docscrape is restored."""
+    code = """
+import sys
+from pyarrow.vendored import docscrape
+parses = []
+class Counted(docscrape.NumpyDocString):
+    def __init__(self, *args, **kwargs):
+        parses.append(1)
+        super().__init__(*args, **kwargs)
+docscrape.NumpyDocString = Counted
+if sys.argv[1] == "hook":
+    import codesift.indexer, lancedb
+import pyarrow.compute as pc
+assert docscrape.NumpyDocString is Counted
+names = sorted(n for n in dir(pc) if callable(getattr(pc, n)))
+print(len(parses))
+print(repr([(n, getattr(pc, n).__doc__, str(getattr(getattr(pc, n), "__signature__", ""))) for n in names]))
+"""
+    runs = [
+        subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, check=True).stdout
+        for how in ("plain", "hook")
+    ]
+    (plain_parses, plain), (hook_parses, hooked) = (run.split("\n", 1) for run in runs)
+    assert hooked == plain and len(plain) > 100_000
+    assert int(hook_parses) < int(plain_parses)
