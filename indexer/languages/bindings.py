@@ -174,7 +174,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
-        one_of = not chosen and variable and bool(chosen := _one_of(_copied(found, bindings, set())))
+        if not chosen and variable:
+            one_of = bool(chosen := _one_of(_copied(found, bindings, set())))
+        elif not chosen and kind == RETURN and not name:  # `return c`: every value `c` may hold
+            one_of = bool(chosen := _one_of(_spread(found, bindings, set())))
+        else:
+            one_of = False
         if not chosen:
             continue
         if variable or (kind == "local" and scope and name.endswith(CALLED)):
@@ -229,6 +234,24 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         origin = _ELSEWHERE if kind else ""
         copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
         out.extend(copies or [_UNKNOWN])
+    return out
+
+
+def _spread(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:
+    """``bindings`` with each copy of a name of the same scope (``return c``) replaced by
+    every binding of that name (copies spread in turn): the values it may hold. A copy of
+    another scope's name, of an item or of itself stays a copy (which no rule accepts)."""
+    out: list[_Binding] = []
+    for b in bindings:
+        key = ("local", b.scope, b.text)
+        source = found.get(key) if b.how == "copy" and ":" not in b.scope and not b.suffix else None
+        if source is None or key in seen:
+            out.append(b)
+            continue
+        # a value of the declared type, not a declaration (as `_copied` makes it)
+        out += [
+            _Binding("val", a.node) if a.how == "ann" else a for a in _spread(found, source, seen | {key})
+        ]
     return out
 
 

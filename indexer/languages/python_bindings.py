@@ -707,6 +707,7 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
+    top = _top_level(params.parent)
     for p in params.named_children:
         if p.type == "identifier":
             if node_text(p) not in guarded:
@@ -727,9 +728,28 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:
-                bind(scope, name, _UNKNOWN)
+                bind(scope, name, _default_binding(p.child_by_field_name("value"), top))
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+def _default_binding(value: Node | None, top: bool) -> _Binding:
+    """What an unannotated parameter's default states, as pyright infers it: a call's result
+    (``c=Context()``, ``c=make()``) or, in a top-level function, a copy of a module-level
+    name (``policy=compat32``, typed when its module's bindings agree). ``None``, any other
+    value, or a name in a method's default (the class body's names are seen there): untyped."""
+    if value is not None and value.type == "identifier" and top and node_text(value) != "self":
+        return _Binding("copy", value, "local:")  # the module's name, marked as another scope's
+    b = _value_binding(value)
+    return b if b.how in ("call", "val") else _UNKNOWN
+
+
+def _top_level(function: Node | None) -> bool:
+    """Whether a ``def`` is a statement of the module (decorated or not)."""
+    parent = function.parent if function is not None else None
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    return parent is not None and parent.type == "module"
 
 
 def _guarded(function: Node | None) -> set[str]:
