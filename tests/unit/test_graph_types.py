@@ -362,6 +362,12 @@ def graph(code: str) -> Graph:
             "h.invoke",
             "Context.invoke",
         ),
+        (
+            "def mk(k, c: Sub):\n    if k:\n        return c\n    return Context()\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+            "Context.invoke",
+        ),
         # a module-level name of another file, bound once there (imported, or a module's)
         ("def f():\n    default_context.invoke()\n", "default_context.invoke", "Context.invoke"),
         ("def f():\n    made_context.invoke()\n", "made_context.invoke", "Context.invoke"),
