@@ -12,6 +12,9 @@ it in its scope says the same thing —
 * ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return;
 * a module-level alias (``Charset = _charset.Charset``, the only binding of the
   name): the name is that class or function itself;
+* an unannotated parameter's default, as pyright infers it (``c=Context()``,
+  ``c=make()``; in a top-level function a module-level name of the file): what that
+  value is — ``None`` or anything else types nothing;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
   C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
 * a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
@@ -26,10 +29,14 @@ it in its scope says the same thing —
 Any other binding of the name in the scope (a loop over anything else, a tuple
 unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
 ``def``, a lambda variable, ``except … as``, a call of something else) leaves it
-untyped. Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
+untyped — except that a local whose values are of several classes (``x = A()`` in one
+branch, ``B()`` in another; marks ``x|``), or a function whose returns are (``return|``),
+lets the resolver type ``x.m`` / ``h = f(); h.m`` when every class has the same ``m``.
+Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
 class over all its methods; a class that binds no attribute ``x`` has the one base
 in the same file that binds it. Module-level names count only when no other scope
-in the file binds the same name.
+in the file binds the same name; such a name is read from other files too (``from m
+import default``, ``m.default.run()``).
 
 The answer marks existing edges: the call or type reference edge at the
 callee / annotation gets ``alias`` = the bound names, ``;``-separated when one
