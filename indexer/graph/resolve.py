@@ -32,7 +32,19 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import CALLED, IN, IS, ITEMS, ONE_OF, PART, RETURN, RETURN_PART, SEPARATOR, WITH
+from ..languages.bindings import (
+    CALLED,
+    HOLDS,
+    IN,
+    IS,
+    ITEMS,
+    ONE_OF,
+    PART,
+    RETURN,
+    RETURN_PART,
+    SEPARATOR,
+    WITH,
+)
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -452,17 +464,21 @@ class Resolver:
         """What a Python module-level variable holds (``default = Context()`` → the class
         ``Context``), read where it is bound (in another file too: an import of it, or
         ``models.default``), when its module's bindings state it; anything else unchanged."""
+        return self.held(target) or target
+
+    def held(self, target: Target | None) -> Symbol | None:
+        """The class a Python module-level variable holds an instance of, or None."""
         if (
             not isinstance(target, Symbol)
             or target.kind not in _ALIAS_KINDS
             or "." in target.qualified_name
             or target.language != "python"
         ):
-            return target
+            return None
         edges = self.snap.binding_edges(target.path, "", target.name)
         if not edges or any(e.alias.startswith(IS) for e in edges):
-            return target
-        return self.bound_type(target.path, "", target.name) or target
+            return None
+        return self.bound_type(target.path, "", target.name)
 
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""
@@ -510,6 +526,8 @@ class Resolver:
                 return None
             each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
             return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
+        if edge.alias.startswith(HOLDS):  # `policy=compat32`: what the module's variable holds
+            return self.held(sym)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None

@@ -94,6 +94,9 @@ IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an i
 SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
+# a parameter's default written as a name (`policy=compat32`): what the name holds (the
+# reference edge at the name resolves to a module-level variable, here or imported)
+HOLDS = "holds:"
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 # suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
@@ -124,7 +127,7 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "in", "none", "unknown", "copy", "val" (a copied "ann")
+    how: str  # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann")
     node: Node | None = None  # the annotation's type name / the callee / a copy's source name
     scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
     suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives
@@ -197,7 +200,7 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             assert b.node is not None
             # `cmd@1`: the item 1 of the call's result (`in:` marks: of each item it gives)
             part = b.suffix if b.how in ("part", "in") else ""
-            prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
+            prefix = _PREFIXES.get(b.how, "")
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
             named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
@@ -209,6 +212,9 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+_PREFIXES = {"with": WITH, "is": IS, "in": IN, "holds": HOLDS}
 
 
 def _base_name(name: str) -> str:

@@ -27,3 +27,5 @@
   (#eq? @_isinstance "isinstance"))
 ; the class an `except C as e` catches (inside its block, `e` is a `C`)
 (except_clause (as_pattern . [(identifier) (attribute)] @ref))
+; a parameter's default written as a name (`policy=compat32`): what that name holds types it
+(default_parameter value: (identifier) @ref)

@@ -368,6 +368,13 @@ def graph(code: str) -> Graph:
             "h.invoke",
             "Context.invoke",
         ),
+        # a default naming another module's variable (`policy=compat32`), in a method, copied
+        (
+            "from models import default_context\nclass M:\n    def __init__(self, p=default_context):\n"
+            "        self.p = p\n    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+            "Context.invoke",
+        ),
         # a module-level name of another file, bound once there (imported, or a module's)
         ("def f():\n    default_context.invoke()\n", "default_context.invoke", "Context.invoke"),
         ("def f():\n    made_context.invoke()\n", "made_context.invoke", "Context.invoke"),
@@ -576,6 +583,21 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ),
         ("def f(k, c=Context()):\n    if k:\n        c = Plain()\n    c.invoke()\n", "c.invoke"),
         ("def f(c=Context()):\n    for c in g():\n        pass\n    c.invoke()\n", "c.invoke"),
+        # a default naming a variable bound twice in its module, a class (not an instance), an
+        # outer function's local, a name the class binds as an attribute
+        ("from models import twice\ndef f(c=twice):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=Context):\n    c.invoke()\n", "c.invoke"),
+        (
+            "D = Context()\ndef g():\n    D = Plain()\n    def f(c=D):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "D = Context()\nclass H:\n    def __init__(self):\n        self.D = Plain()\n"
+            "    def go(self, c=D):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        # a method of a class with bases: pyright takes a base method's annotation first
+        ("class H(Sub):\n    def go(self, c=Context()):\n        c.invoke()\n", "c.invoke"),
         # returns of several classes whose method differs, or one unstated return among them
         (
             "def mk(k):\n    if k:\n        return Over()\n    return Context()\n"
