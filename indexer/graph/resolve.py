@@ -340,7 +340,11 @@ class Resolver:
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else (self.held_by(target) if variable else target)
-            shared = self.shared_member(edge.path, edge.from_symbol, head, rest[0]) if variable else None
+            shared = (
+                self.shared_member(edge.path, edge.from_symbol, head, rest[0])
+                if variable and held is None
+                else None
+            )
             if shared is not None:  # `x.m` where every value `x` may hold has the same `m`
                 target = self.result_of(shared) if called[1] else shared
                 nxt = 2
