@@ -13,8 +13,10 @@ it in its scope says the same thing —
 * a module-level alias (``Charset = _charset.Charset``, the only binding of the
   name): the name is that class or function itself;
 * an unannotated parameter's default, as pyright infers it (``c=Context()``,
-  ``c=make()``; in a top-level function a module-level name of the file): what that
-  value is — ``None`` or anything else types nothing;
+  ``c=make()``, a module-level variable written as a name, here or imported:
+  ``policy=compat32``, a ``holds:`` mark): what that value is — ``None``, anything
+  else, or any default in a method of a class with bases (pyright takes a base
+  method's annotation first) types nothing;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
   C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
 * a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
