@@ -411,7 +411,7 @@ def _landed(found: list[_Row], scopes: _Scopes) -> set[tuple[str, str]]:
         alias = row[9]
         if not alias or row[3] is EdgeKind.IMPORT:
             continue
-        for prefix in (bindings.WITH, bindings.IS, bindings.IN):
+        for prefix in (bindings.WITH, bindings.IS, bindings.IN, bindings.HOLDS):
             alias = alias.removeprefix(prefix)
         for label in alias.split(bindings.SEPARATOR):
             scope, other, name = label.rpartition(">")

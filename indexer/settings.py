@@ -289,8 +289,10 @@ class Settings:
             # 7: a function's variables shadow namesakes (`?.m`), Python `return` statements,
             # `isinstance` blocks and tuple items typed, C# file-scoped namespaces, Swift
             # `subscript`; 8: Python names holding a class (`type[X]`, a class body's
-            # `maker = X`), `enumerate`, `except X as e`, `list[X] | None`), so old indexes rebuild.
-            "parser": "8",
+            # `maker = X`), `enumerate`, `except X as e`, `list[X] | None`); 9: Python parameter
+            # defaults typed, a function's returns of several classes (`return|`), so old
+            # indexes rebuild.
+            "parser": "9",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

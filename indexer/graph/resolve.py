@@ -32,7 +32,19 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import CALLED, IN, IS, ITEMS, ONE_OF, PART, RETURN, RETURN_PART, SEPARATOR, WITH
+from ..languages.bindings import (
+    CALLED,
+    HOLDS,
+    IN,
+    IS,
+    ITEMS,
+    ONE_OF,
+    PART,
+    RETURN,
+    RETURN_PART,
+    SEPARATOR,
+    WITH,
+)
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
@@ -327,8 +339,12 @@ class Resolver:
             # a function's typed variable shadows every namesake outside it, typed or not here
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
-            target = self.result_of(target) if called[0] else target
-            shared = self.shared_member(edge.path, edge.from_symbol, head, rest[0]) if variable else None
+            target = self.result_of(target) if called[0] else (self.held_by(target) if variable else target)
+            shared = (
+                self.shared_member(edge.path, edge.from_symbol, head, rest[0])
+                if variable and held is None
+                else None
+            )
             if shared is not None:  # `x.m` where every value `x` may hold has the same `m`
                 target = self.result_of(shared) if called[1] else shared
                 nxt = 2
@@ -349,6 +365,8 @@ class Resolver:
             target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
                 target = self.result_of(target)
+            elif i < len(names) - 1:
+                target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
             return Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
@@ -368,15 +386,24 @@ class Resolver:
 
     def shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
         """``member`` of the local ``name`` when its bindings give values of several classes
-        (``x = A()`` in one branch, ``x = B()`` in another) and every one of them has the same
+        (``x = A()`` in one branch, ``x = B()`` in another), or it is bound only by calls of
+        one function whose returns do (``return|``), and every one of them has the same
         ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
         scope = self.snap.binding_scope(path, scope)
         edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
+        label = name
+        if not edges and scope:  # `h = self.connect()` where `connect` returns one of several
+            made = self.snap.binding_edges(path, scope, name)
+            only = all(e.kind is EdgeKind.CALL and e.alias == name for e in made)  # no item, no `with`
+            fns = {self.resolve(e).symbol for e in made} if only else set()
+            fn = fns.pop() if len(fns) == 1 else None
+            if fn is not None and fn.kind in CALLABLE_KINDS and self.returns(fn) is None:
+                edges, label = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN + ONE_OF), RETURN
         if not edges:
             return None
         found = set()
         for e in edges:
-            t = self._edge_type(e, name)
+            t = self._edge_type(e, label)
             m = self.member(t, member) if t is not None and t.kind in TYPE_KINDS else None
             if m is None:
                 return None
@@ -437,6 +464,26 @@ class Resolver:
             self._types[key] = named if ok else None
         return self._types[key] or target
 
+    def held_by(self, target: Target | None) -> Target | None:
+        """What a Python module-level variable holds (``default = Context()`` → the class
+        ``Context``), read where it is bound (in another file too: an import of it, or
+        ``models.default``), when its module's bindings state it; anything else unchanged."""
+        return self.held(target) or target
+
+    def held(self, target: Target | None) -> Symbol | None:
+        """The class a Python module-level variable holds an instance of, or None."""
+        if (
+            not isinstance(target, Symbol)
+            or target.kind not in _ALIAS_KINDS
+            or "." in target.qualified_name
+            or target.language != "python"
+        ):
+            return None
+        edges = self.snap.binding_edges(target.path, "", target.name)
+        if not edges or any(e.alias.startswith(IS) for e in edges):
+            return None
+        return self.bound_type(target.path, "", target.name)
+
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""
         if not isinstance(target, Symbol):
@@ -483,6 +530,8 @@ class Resolver:
                 return None
             each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
             return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
+        if edge.alias.startswith(HOLDS):  # `policy=compat32`: what the module's variable holds
+            return self.held(sym)
         if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..heap import arrow_on_system_pool, release_memory, shared_int
-from ..languages.bindings import IN, IS, PART, SEPARATOR, WITH
+from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import in_filters, symbols_from_table
 from ..store import EDGES, FILES, SYMBOLS, Store
@@ -321,7 +321,9 @@ class Snapshot:
         it), the rest on the edge's own scope."""
         here = self.binding_scope(path, from_symbol)
         out = []
-        for label in alias.removeprefix(WITH).removeprefix(IS).removeprefix(IN).split(SEPARATOR):
+        for label in (
+            alias.removeprefix(WITH).removeprefix(IS).removeprefix(IN).removeprefix(HOLDS).split(SEPARATOR)
+        ):
             scope, other_scope, name = label.rpartition(">")  # `C.run>param`: a name of another scope
             name = name.partition(PART)[0]  # `cmd@1`: the name `cmd`
             if not other_scope:

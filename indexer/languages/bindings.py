@@ -12,6 +12,11 @@ it in its scope says the same thing —
 * ``with Foo() as x``: what ``Foo().__enter__`` is annotated to return;
 * a module-level alias (``Charset = _charset.Charset``, the only binding of the
   name): the name is that class or function itself;
+* an unannotated parameter's default, as pyright infers it (``c=Context()``,
+  ``c=make()``, a module-level variable written as a name, here or imported:
+  ``policy=compat32``, a ``holds:`` mark): what that value is — ``None``, anything
+  else, or any default in a method of a class with bases (pyright takes a base
+  method's annotation first) types nothing;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
   C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
 * a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
@@ -26,17 +31,22 @@ it in its scope says the same thing —
 Any other binding of the name in the scope (a loop over anything else, a tuple
 unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
 ``def``, a lambda variable, ``except … as``, a call of something else) leaves it
-untyped. Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
+untyped — except that a local whose values are of several classes (``x = A()`` in one
+branch, ``B()`` in another; marks ``x|``), or a function whose returns are (``return|``),
+lets the resolver type ``x.m`` / ``h = f(); h.m`` when every class has the same ``m``.
+Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
 class over all its methods; a class that binds no attribute ``x`` has the one base
 in the same file that binds it. Module-level names count only when no other scope
-in the file binds the same name.
+in the file binds the same name; such a name is read from other files too (``from m
+import default``, ``m.default.run()``).
 
 The answer marks existing edges: the call or type reference edge at the
 callee / annotation gets ``alias`` = the bound names, ``;``-separated when one
 edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
 scope than the edge's (a loop in ``C.run`` over an attribute typed in
 ``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
-prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call;
+prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call, ``holds:`` for a
+parameter's default written as a variable's name;
 ``name@1`` for item 1 of a call's declared tuple and ``return#1`` for that item's
 annotation. Edges keep their meaning; the resolver reads the marks.
 
@@ -87,6 +97,9 @@ IN = "in:"  # a loop variable over a call: `for p in self.get_params()` — an i
 SEPARATOR = ";"  # between the names one edge's mark binds (`ctx;self.ctx`)
 WITH = "with:"
 IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that class itself
+# a parameter's default written as a name (`policy=compat32`): what the name holds (the
+# reference edge at the name resolves to a module-level variable, here or imported)
+HOLDS = "holds:"
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 # suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
@@ -117,7 +130,7 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "in", "none", "unknown", "copy", "val" (a copied "ann")
+    how: str  # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann")
     node: Node | None = None  # the annotation's type name / the callee / a copy's source name
     scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
     suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives
@@ -174,7 +187,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
         if variable:
             marks.variables.setdefault(scope, set()).add(name)
         chosen = _agreed(_copied(found, bindings, set()))
-        one_of = not chosen and variable and bool(chosen := _one_of(_copied(found, bindings, set())))
+        if not chosen and variable:
+            one_of = bool(chosen := _one_of(_copied(found, bindings, set())))
+        elif not chosen and kind == RETURN and not name:  # `return c`: every value `c` may hold
+            one_of = bool(chosen := _one_of(_spread(found, bindings, set())))
+        else:
+            one_of = False
         if not chosen:
             continue
         if variable or (kind == "local" and scope and name.endswith(CALLED)):
@@ -185,7 +203,7 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             assert b.node is not None
             # `cmd@1`: the item 1 of the call's result (`in:` marks: of each item it gives)
             part = b.suffix if b.how in ("part", "in") else ""
-            prefix = WITH if b.how == "with" else IS if b.how == "is" else IN if b.how == "in" else ""
+            prefix = _PREFIXES.get(b.how, "")
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
             named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
@@ -197,6 +215,9 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
+
+
+_PREFIXES = {"with": WITH, "is": IS, "in": IN, "holds": HOLDS}
 
 
 def _base_name(name: str) -> str:
@@ -229,6 +250,24 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         origin = _ELSEWHERE if kind else ""
         copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
         out.extend(copies or [_UNKNOWN])
+    return out
+
+
+def _spread(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, str]]) -> list[_Binding]:
+    """``bindings`` with each copy of a name of the same scope (``return c``) replaced by
+    every binding of that name (copies spread in turn): the values it may hold. A copy of
+    another scope's name, of an item or of itself stays a copy (which no rule accepts)."""
+    out: list[_Binding] = []
+    for b in bindings:
+        key = ("local", b.scope, b.text)
+        source = found.get(key) if b.how == "copy" and ":" not in b.scope and not b.suffix else None
+        if source is None or key in seen:
+            out.append(b)
+            continue
+        # a value of the declared type, not a declaration (as `_copied` makes it)
+        out += [
+            _Binding("val", a.node) if a.how == "ann" else a for a in _spread(found, source, seen | {key})
+        ]
     return out
 
 

@@ -27,3 +27,9 @@
   (#eq? @_isinstance "isinstance"))
 ; the class an `except C as e` catches (inside its block, `e` is a `C`)
 (except_clause (as_pattern . [(identifier) (attribute)] @ref))
+; a parameter's default written as a name (`policy=compat32`): what that name holds types it
+; (not `lookup=lookup`, a nested function capturing an outer name)
+(default_parameter
+  name: (identifier) @_param
+  value: (identifier) @ref
+  (#not-eq? @_param @ref))

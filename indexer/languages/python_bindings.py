@@ -192,6 +192,7 @@ def python_marks(
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    _unshadowed(found, classes)
     _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
     regions = [
@@ -707,6 +708,7 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
+    where = _where(params.parent)
     for p in params.named_children:
         if p.type == "identifier":
             if node_text(p) not in guarded:
@@ -727,9 +729,55 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
             if name is not None:
-                bind(scope, name, _UNKNOWN)
+                value = p.child_by_field_name("value")
+                bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+def _default_binding(value: Node | None, top: bool) -> _Binding:
+    """What an unannotated parameter's default states, as pyright infers it: a call's result
+    (``c=Context()``, ``c=make()``) or, in a function or method at the top of the module, a
+    module-level variable written as a name (``policy=compat32``: a reference edge, typed by
+    what that variable's module binds it to, here or imported). ``None``, any other value,
+    or a name in a nested function's default (its outer function's names are seen there):
+    untyped. A method's default named like a name its class binds: see :func:`_unshadowed`;
+    a method of a class with bases: see :func:`_where`."""
+    if value is not None and value.type == "identifier" and top and node_text(value) != "self":
+        return _Binding("holds", value)
+    b = _value_binding(value)
+    return b if b.how in ("call", "val") else _UNKNOWN
+
+
+def _where(function: Node | None) -> str:
+    """Where a ``def`` is, for its defaults: "top" (a statement of the module, or a method of
+    a class at the module's top: the names its defaults see are the module's and that
+    class's), "derived" (a method of a class with bases: pyright gives an unannotated
+    parameter the annotation of a base's method of the same name first, which may be in
+    any file), "" (nested in a function or another class)."""
+    parent = function.parent if function is not None else None
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    if parent is not None and parent.type == "block" and parent.parent is not None:
+        cls = parent.parent
+        if cls.type != "class_definition" or _where(cls) != "top":
+            return ""
+        bases = cls.child_by_field_name("superclasses")
+        return "derived" if bases is not None and bases.named_child_count else "top"
+    return "top" if parent is not None and parent.type == "module" else ""
+
+
+def _unshadowed(found: Found, classes: Collection[str]) -> None:
+    """A method's default written as a name its class binds (``D = Plain()`` in the class
+    body, or any attribute ``D``: one key holds both) is that class's name, not the module's:
+    untyped."""
+    for (kind, scope, _), bindings in found.items():
+        owner = scope.rpartition(".")[0]
+        if kind != "local" or owner not in classes:
+            continue
+        for i, b in enumerate(bindings):
+            if b.how == "holds" and ("attr", owner, b.text) in found:
+                bindings[i] = _UNKNOWN
 
 
 def _guarded(function: Node | None) -> set[str]:

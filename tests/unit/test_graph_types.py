@@ -47,6 +47,17 @@ class Sub(Context):
 
 class Over(Context):
     def invoke(self): ...
+
+default_context = Context()
+made_context = make()
+twice = Context()
+twice = Plain()
+unstated = unknown()
+rebound = Context()
+
+def rebind():
+    global rebound
+    rebound = Plain()
 """
 
 
@@ -325,6 +336,54 @@ def graph(code: str) -> Graph:
             "Plain.invoke",
         ),
         ("def f():\n    for c in kinds():\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        # an unannotated parameter's default value states its type, as for pyright (a call's
+        # result, a module-level name of a top-level function's file); a copy into `self.x`
+        ("def f(c=Context()):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(a, *, c=make()):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("class H:\n    def go(self, c=Context()):\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("DEFAULT = Context()\ndef f(c=DEFAULT):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        (
+            "class H:\n    def __init__(self, p=Context()):\n        self.p = p\n"
+            "    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+            "Context.invoke",
+        ),
+        # a function whose returns give values of several classes that share the method
+        # (`getConnection`: an HTTPSConnection or an HTTPConnection), called into a name
+        (
+            "def mk(k):\n    if k:\n        c = Sub()\n    else:\n        c = Context()\n    return c\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    def mk(self, k):\n        if k:\n            return Sub()\n"
+            "        return Context()\n    def go(self):\n        h = self.mk(1)\n        h.invoke()\n",
+            "h.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def mk(k, c: Sub):\n    if k:\n        return c\n    return Context()\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+            "Context.invoke",
+        ),
+        # a default naming another module's variable (`policy=compat32`), in a method, copied
+        (
+            "from models import default_context\nclass M:\n    def __init__(self, p=default_context):\n"
+            "        self.p = p\n    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+            "Context.invoke",
+        ),
+        # a module-level name of another file, bound once there (imported, or a module's)
+        ("def f():\n    default_context.invoke()\n", "default_context.invoke", "Context.invoke"),
+        ("def f():\n    made_context.invoke()\n", "made_context.invoke", "Context.invoke"),
+        (
+            "import models\nmodels.default_context.invoke()\n",
+            "models.default_context.invoke",
+            "Context.invoke",
+        ),
+        ("from models import default_context as d\nd.invoke()\n", "d.invoke", "Context.invoke"),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -513,6 +572,59 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "        e.invoke()\n",
             "e.invoke",
         ),
+        # a default that states nothing (`None`, an unstated call, a name bound twice, a name
+        # in a method, which may be the class body's) or a parameter rebound in the body
+        ("def f(c=None):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=unknown()):\n    c.invoke()\n", "c.invoke"),
+        ("D = Context()\nD = Plain()\ndef f(c=D):\n    c.invoke()\n", "c.invoke"),
+        (
+            "D = Context()\nclass H:\n    D = Plain()\n    def go(self, c=D):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(k, c=Context()):\n    if k:\n        c = Plain()\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=Context()):\n    for c in g():\n        pass\n    c.invoke()\n", "c.invoke"),
+        # a default naming a variable bound twice in its module, a class (not an instance), an
+        # outer function's local, a name the class binds as an attribute
+        ("from models import twice\ndef f(c=twice):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=Context):\n    c.invoke()\n", "c.invoke"),
+        (
+            "D = Context()\ndef g():\n    D = Plain()\n    def f(c=D):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "D = Context()\nclass H:\n    def __init__(self):\n        self.D = Plain()\n"
+            "    def go(self, c=D):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        # a method of a class with bases: pyright takes a base method's annotation first
+        ("class H(Sub):\n    def go(self, c=Context()):\n        c.invoke()\n", "c.invoke"),
+        # returns of several classes whose method differs, or one unstated return among them
+        (
+            "def mk(k):\n    if k:\n        return Over()\n    return Context()\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+        ),
+        (
+            "def mk(k, v):\n    if k:\n        return v\n    return Context()\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+        ),
+        (
+            "def mk(k):\n    c = unknown()\n    if k:\n        c = Sub()\n    return c\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+        ),
+        (
+            "def mk(k):\n    if k:\n        return Sub()\n    return Context()\n"
+            "def f(k):\n    h = mk(1)\n    if k:\n        h = Plain()\n    h.invoke()\n",
+            "h.invoke",
+        ),
+        # another file's module-level name bound twice, to an unstated value, or rebound in a
+        # function of its file through `global`
+        ("def f():\n    twice.invoke()\n", "twice.invoke"),
+        ("def f():\n    unstated.invoke()\n", "unstated.invoke"),
+        ("def f():\n    rebound.invoke()\n", "rebound.invoke"),
+        ("import models\nmodels.twice.invoke()\n", "models.twice.invoke"),
         # returns that disagree, or that say nothing: a generator, a coroutine, another value
         ("def mk(k):\n    if k:\n        return Plain()\n    return Context()\nmk(1).invoke()\n", "invoke"),
         ("def mk(k):\n    yield 1\n    return Context()\nmk(1).invoke()\n", "invoke"),
