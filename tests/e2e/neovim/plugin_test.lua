@@ -162,6 +162,25 @@ n = #out.messages
 vim.cmd('CodesiftReindex app/upload.py')
 step('reindex_file', vim.wait(60000, function() return messages_since(n, 're-indexing') ~= nil end, 50))
 out.reindex_file = messages_since(n, 're-indexing')
+-- The file is re-indexed after the server's short debounce: :checkhealth reports what the
+-- server is doing, so it reads the status once the server is idle again.
+local function server_idle()
+  local client = vim.lsp.get_clients({ name = 'codesift' })[1]
+  if not client then
+    return false
+  end
+  local res = client:request_sync(
+    'workspace/executeCommand',
+    { command = 'codesift.status', arguments = { vim.empty_dict() } },
+    5000
+  )
+  if not res or res.err then
+    return false
+  end
+  local line = require('codesift').format_status(res.result or {})[1] or ''
+  return line:find(': idle', 1, true) ~= nil
+end
+step('reindex_file_done', vim.wait(60000, server_idle, 200))
 
 -- :checkhealth codesift into a buffer we can read.
 vim.cmd('checkhealth codesift')
