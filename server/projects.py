@@ -356,6 +356,14 @@ class Project:
             return False
         return rel.endswith(".gitignore") or not self.matcher().ignored(rel)
 
+    def doing(self) -> str:
+        """What the server is doing with this folder, as status says it: the running job,
+        or "changes queued" while saved files wait out the re-index's debounce or another
+        job waits its turn — never "idle" with work still to do."""
+        if self.activity == "idle" and self.writer.busy:
+            return "changes queued"
+        return self.activity
+
     def busy_note(self) -> str | None:
         """Says results may be incomplete while the index is being built."""
         if self.activity.startswith("indexing"):

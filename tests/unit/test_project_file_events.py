@@ -73,3 +73,20 @@ def test_the_writers_vectors_job_hands_the_engine_those_paths_first(
         assert seen == [["app/auth.py"]]
     finally:
         project.close()
+
+
+def test_status_says_changes_are_queued_until_the_debounced_re_index_has_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import codesift.server.writer as writer
+
+    monkeypatch.setattr(writer, "DEBOUNCE_S", 60.0)  # the saved file waits: nothing runs yet
+    project = Project(write_workspace(tmp_path / "ws"), Settings(), Embedders())
+    try:
+        project.writer.wait_idle(30)
+        assert project.doing() == "idle"
+        project.writer.changed(["app/auth.py"])
+        assert project.activity == "idle"  # no job has started
+        assert project.doing() == "changes queued"
+    finally:
+        project.close()
