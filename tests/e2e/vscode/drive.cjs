@@ -156,12 +156,21 @@ async function cursorText(page) {
 /** Open `file` (Quick Open) and put the cursor on the first `symbol` in it: found, then the
  *  find widget closed, so the name stays selected. */
 async function cursorOn(page, file, symbol) {
-  const input = await openQuickInput(page, 'Control+P');
-  await input.fill(file);
-  // Clicked, not Enter: after a webview (the status page) had focus, Enter never reached the list.
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().click();
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-  await page.locator('.tabs-container .tab.active', { hasText: path.basename(file) }).waitFor();
+  for (let attempt = 1; ; attempt++) {
+    const input = await openQuickInput(page, 'Control+P');
+    await input.fill(file);
+    // Clicked, not Enter: after a webview (the status page) had focus, Enter never reached the list.
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().click();
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    try {
+      await page.locator('.tabs-container .tab.active', { hasText: path.basename(file) }).waitFor({ timeout: 15000 });
+      break;
+    } catch (err) {
+      // Under load a click on the list while Quick Open re-filtered it closed the widget and
+      // opened nothing (the status page stayed in front, a full run at load 3-5): ask again.
+      if (attempt === 3) throw err;
+    }
+  }
   await page.waitForTimeout(500);
   await page.locator('.monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Home');
