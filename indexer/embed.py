@@ -25,7 +25,6 @@ import functools
 import json
 import logging
 import os
-import shutil
 import sys
 import threading
 import time
@@ -398,58 +397,6 @@ class OnnxEmbedder:
         data = self._loaded_from.with_name(MODEL_FILE + ".data")
         return [str(data.resolve())] if self._session is not None and data.is_file() else []
 
-    @staticmethod
-    def _options(ort: Any, level: Any) -> Any:
-        options = ort.SessionOptions()
-        # One thread per run; embed_documents runs `threads` batches at once.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = level
-        options.log_severity_level = 3
-        return options
-
-    def _optimized_session(self, ort: Any) -> Any:
-        """A session of this machine's optimised copy of the model (``onnx_cache``), built
-        without optimising again; None when there is no copy or it does not load."""
-        folder = onnx_cache.optimized_dir(self.model_dir / MODEL_FILE, str(ort.__version__))
-        if folder is None or not (folder / MODEL_FILE).is_file():
-            return None
-        options = self._options(ort, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-        try:
-            session = ort.InferenceSession(
-                str(folder / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            logger.info(
-                "the optimised copy of the model at %s does not load (%s): using the model", folder, exc
-            )
-            return None
-        self._loaded_from = folder / MODEL_FILE
-        return session
-
-    def _session_of_model(self, ort: Any) -> Any:
-        """A session of the model itself, fully optimised; the optimised graph is kept as
-        this machine's copy (``onnx_cache``) when there is none yet and the cache is writable."""
-        options = self._options(ort, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-        model = self.model_dir / MODEL_FILE
-        target = onnx_cache.optimized_dir(model, str(ort.__version__))
-        staging = onnx_cache.staging_dir(target) if target is not None and not target.exists() else None
-        if staging is not None:
-            onnx_cache.write_copy_to(options, staging, MODEL_FILE)
-        try:
-            session = ort.InferenceSession(
-                str(model), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception:
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
-            raise
-        if staging is not None and target is not None:
-            onnx_cache.publish(staging, target, MODEL_FILE)
-        self._loaded_from = model
-        return session
-
     def drop_mapped_pages(self) -> int:
         """Unmap the resident pages of the loaded session's memory-mapped weights
         (``heap.drop_file_pages``); the next run maps them again from the page cache.
@@ -499,7 +446,7 @@ class OnnxEmbedder:
                 tokenizer.enable_truncation(self.max_tokens)
                 tokenizer.no_padding()
 
-                session = self._optimized_session(ort) or self._session_of_model(ort)
+                session, self._loaded_from = onnx_cache.session_of(ort, self.model_dir / MODEL_FILE)
             except ImportError as exc:
                 raise EmbedError(
                     f"the onnx embedding provider needs onnxruntime and tokenizers: {exc}"

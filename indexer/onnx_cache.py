@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import platform
 import shutil
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 CACHE_ENV = "CODESIFT_ONNX_CACHE"
 _EXTERNAL_NAME = "session.optimized_model_external_initializers_file_name"
@@ -100,3 +103,41 @@ def publish(staging: Path, target: Path, model_name: str) -> bool:
         pass
     shutil.rmtree(staging, ignore_errors=True)
     return False
+
+
+def session_of(ort: Any, model: Path) -> tuple[Any, Path]:
+    """An ``InferenceSession`` of ``model`` (``ort``: the onnxruntime module) and the
+    ``model.onnx`` it loaded: this machine's optimised copy when there is one that loads,
+    else the model itself, fully optimised, writing the copy when there is none yet and
+    the cache is writable. Raises what onnxruntime raises for the model itself."""
+    version = str(ort.__version__)
+    folder = optimized_dir(model, version)
+    if folder is not None and (folder / model.name).is_file():
+        copy = folder / model.name
+        try:
+            return _session(ort, copy, ort.GraphOptimizationLevel.ORT_DISABLE_ALL), copy
+        except Exception as exc:
+            log.info("the optimised copy of the model at %s does not load (%s): using the model", folder, exc)
+    staging = staging_dir(folder) if folder is not None and not folder.exists() else None
+    try:
+        session = _session(ort, model, ort.GraphOptimizationLevel.ORT_ENABLE_ALL, staging)
+    except Exception:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if staging is not None and folder is not None:
+        publish(staging, folder, model.name)
+    return session, model
+
+
+def _session(ort: Any, model: Path, level: Any, staging: Path | None = None) -> Any:
+    options = ort.SessionOptions()
+    # One thread per run; OnnxEmbedder.embed_documents runs several batches at once.
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = level
+    options.log_severity_level = 3
+    if staging is not None:
+        write_copy_to(options, staging, model.name)
+    return ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
