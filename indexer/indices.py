@@ -8,12 +8,21 @@ benefit from them.
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 from .rows import FAST_VECTOR
 from .store import CHUNKS, EDGES, EMBEDDED, FAST_EMBEDDED, SYMBOLS, Store
 
 log = logging.getLogger(__name__)
+
+# `index_stats` (`needs_optimize` reads its unindexed-row count) copies each vector
+# index's IVF centroids into the statistics unless told otherwise, and Lance 0.40 then
+# writes a WARN line about it to stderr: it showed up in the middle of a stdlib
+# `codesift index` run's output. Lance's coming default (no centroids) is all we need;
+# a value the user set is kept.
+CENTROIDS_ENV = "LANCE_INCLUDE_VECTOR_CENTROIDS"
+os.environ.setdefault(CENTROIDS_ENV, "false")
 
 # IVF partitions of the approximate vector index: one per this many vectors.
 VECTORS_PER_PARTITION = 25_000
