@@ -194,3 +194,11 @@ def _value_type(type_node: Node | None) -> Node | None:
         return None
     value = args[1]
     return value if value.type in ("identifier", "attribute") and _dotted(value) else None
+
+
+def _callee(value: Node | None) -> Node | None:
+    """The callee of ``Foo(…)`` / ``a.make(…)`` when it is a dotted name."""
+    if value is None or value.type != "call":
+        return None
+    fn = value.child_by_field_name("function")
+    return fn if fn is not None and _dotted(fn) else None
