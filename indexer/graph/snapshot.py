@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..heap import arrow_on_system_pool, release_memory, shared_int
+from ..heap import arrow_on_system_pool, keep_long_lived, release_memory, shared_int
 from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import in_filters, symbols_from_table
@@ -145,6 +145,7 @@ class Snapshot:
                 self._build_lookups()
                 if len(changed) > _FULL_RELOAD:  # the columns and old lookups
                     release_memory(collect=False)
+                    keep_long_lived()
                 return True
             return False
 

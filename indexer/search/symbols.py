@@ -17,7 +17,7 @@ import numpy.typing as npt
 import re2
 
 from ..errors import QueryError
-from ..heap import release_memory
+from ..heap import keep_long_lived, release_memory
 from ..model import Symbol, SymbolKind
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
@@ -276,6 +276,7 @@ class SymbolIndex:
             self._base_hashes = hashes
             self._delta, self._delta_paths = NameTable(()), frozenset()
             release_memory(collect=False)  # the Arrow columns' lists: ~40 MiB on the stdlib
+            keep_long_lived()
         else:
             self._delta = NameTable(self._store.symbols_of(sorted(changed)))
             self._delta_paths = frozenset(changed)
@@ -465,8 +466,13 @@ def _line_offsets(names: Iterable[str]) -> list[int]:
     return out
 
 
+# A hit's score by how it matched (``len(SymbolMatch)`` walks the enum's members on
+# every call: 150 ms for a worded query's 3,800 hits).
+_SCORES = {m: round(1.0 - int(m) / (len(SymbolMatch) + 1), 4) for m in SymbolMatch}
+
+
 def _score(m: SymbolMatch) -> float:
-    return round(1.0 - int(m) / (len(SymbolMatch) + 1), 4)
+    return _SCORES[m]
 
 
 # Rows read when the ranking stage asks for the definitions of a few names.

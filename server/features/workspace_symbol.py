@@ -1,12 +1,13 @@
-"""``workspace/symbol``: names from the symbol table, then — for a query that reads as
-words, or one with few name matches — definitions enclosing hybrid search hits."""
+"""``workspace/symbol``: names from the symbol table (of the name typed, or of each of a
+few words), then — for a sentence, or a query with few name matches — definitions
+enclosing hybrid search hits."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
 from typing import cast
@@ -18,6 +19,7 @@ from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.model import Symbol
 from codesift.indexer.search.hybrid import ranked_chunks
 from codesift.indexer.search.results import SearchRequest
+from codesift.indexer.search.symbol_words import find_by_words, query_words
 from codesift.indexer.search.symbols import SymbolMatch, find_symbols
 
 from .. import convert
@@ -33,33 +35,45 @@ MIN_NAME_MATCHES = 3
 
 
 def project_symbols(project: Project, query: str) -> list[Symbol]:
-    """Name matches first, then the definitions around hybrid search hits."""
+    """Name matches first — of the name typed, or of each of a few words (``find_by_words``)
+    — then, when none is exact and fewer than ``MIN_NAME_MATCHES`` are strong, the
+    definitions around hybrid search hits, while the answer has room for them. A longer
+    sentence is the search alone."""
     try:
         store = project.store()
     except IndexMissingError:
         log.info("%s", project.missing_note())
         return []
-    words = " " in query
+    words = query_words(query) if " " in query else []
     with store.pinned_versions():  # one answer reads each table's version once
-        named = (
-            []
-            if words
-            else find_symbols(
+        if " " not in query:
+            named = find_symbols(
                 store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
             )
-        )
-        strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
-        out = [h.symbol for h in named]
-        if words or len(strong) < MIN_NAME_MATCHES:
-            out += _searched(project, query)
+            strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
+        elif words:
+            named = find_by_words(
+                store, words, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
+            )
+            strong = [h for h in named if h.match <= SymbolMatch.PREFIX]  # not a word inside a name
+        else:
+            named = strong = []
+        exact = any(h.match <= SymbolMatch.QUALIFIED for h in strong)
+        out = _unique(h.symbol for h in named)
+        if not exact and len(strong) < MIN_NAME_MATCHES and len(out) < LIMIT:
+            out = _unique([*out, *_searched(project, query)])
+    return out[:LIMIT]
+
+
+def _unique(symbols: Iterable[Symbol]) -> list[Symbol]:
     seen: set[tuple[str, str, int]] = set()
     unique = []
-    for s in out:
+    for s in symbols:
         key = (s.path, s.qualified_name, s.range.start.line)
         if key not in seen:
             seen.add(key)
             unique.append(s)
-    return unique[:LIMIT]
+    return unique
 
 
 def _searched(project: Project, query: str) -> list[Symbol]:

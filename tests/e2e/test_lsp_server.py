@@ -85,6 +85,22 @@ async def test_workspace_symbol_with_words_finds_enclosing_definitions(client: L
 
 
 @pytest.mark.asyncio
+async def test_workspace_symbol_with_a_few_words_or_an_exact_name_answers_names_alone(
+    client: LanguageClient,
+) -> None:
+    # "auth login": the word "login" is a name, "auth" its container's and file's; a name
+    # found exactly needs no search, so no definition around a search hit is added
+    await indexed(client)
+    result = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="auth login"))
+    assert result and [(s.name, s.container_name) for s in result] == [("login", "AuthService")]
+    result = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="login"))
+    assert result and [s.name for s in result] == ["login"]
+    # no name holds both words: the definitions around search hits, as for a sentence
+    result = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="backoff attempts"))
+    assert result and result[0].name == "retry_upload"
+
+
+@pytest.mark.asyncio
 async def test_search_command_returns_hits_with_locations(client: LanguageClient, ws: Path) -> None:
     await indexed(client)
     answer = await run(client, "codesift.search", {"query": "parse the JSON configuration", "limit": 5})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -15,7 +16,8 @@ from codesift.indexer.errors import IndexMissingError
 from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import Filters, MatchType, SearchRequest, Source
-from codesift.indexer.search.symbols import SymbolMatch, find_symbols
+from codesift.indexer.search.symbol_words import find_by_words, query_words
+from codesift.indexer.search.symbols import SymbolIndex, SymbolMatch, find_symbols
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import Store
 from codesift.indexer.sync import index_workspace, open_store
@@ -327,6 +329,34 @@ def test_symbol_search_exact_name_first_and_a_class_brings_its_methods(indexed: 
     assert hits[0].symbol.name == "login"
     fuzzy = find_symbols(store, "valCred")
     assert fuzzy and fuzzy[0].symbol.name == "validateCredentials"
+
+
+def test_a_few_words_match_a_symbols_name_container_and_path(indexed: Path) -> None:
+    store = Store(str(indexed / ".codesift"))
+    # "auth" is in each login's container or path, "login" is its name: the exact names
+    # first, then the names that hold a word (testLogin, in Sources/Auth/Tests)
+    hits = find_by_words(store, query_words("Auth  LOGIN"), limit=10)
+    exact = [h.symbol.qualified_name for h in hits if h.match is SymbolMatch.EXACT]
+    assert set(exact) == {"AuthService.login", "AuthProtocol.login", "TokenAuth.login"}
+    assert [h.symbol.qualified_name for h in hits[: len(exact)]] == exact
+    assert "testLogin" in [h.symbol.name for h in hits[len(exact) :]]
+    assert "validateCredentials" not in [h.symbol.name for h in hits]
+    # each word may hold the name: "config" is in parse_config's name and path
+    assert [h.symbol.name for h in find_by_words(store, ["parse", "config"], limit=10)] == ["parse_config"]
+    # a word in no name, container or path matches nothing (no fuzzy letters-in-order)
+    assert find_by_words(store, ["parse", "yaml"], limit=10) == []
+    assert query_words("one") == [] and query_words("parse a long sentence here") == []
+
+
+def test_the_symbol_index_once_built_is_left_out_of_full_collections(indexed: Path) -> None:
+    # a full collection over the stdlib's ~385k symbol-table objects held the GIL ~145 ms
+    gc.unfreeze()
+    try:
+        index = SymbolIndex(Store(str(indexed / ".codesift")))
+        table = index.table()
+        assert table.symbols and gc.get_freeze_count() >= len(table.symbols)
+    finally:
+        gc.unfreeze()
 
 
 def test_cli_symbols_json(indexed: Path) -> None:
