@@ -27,7 +27,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -382,15 +382,16 @@ class Store:
         return out
 
     @contextlib.contextmanager
-    def pinned_versions(self) -> Iterator[None]:
+    def pinned_versions(self, known: Mapping[str, int] | None = None) -> Iterator[None]:
         """Inside (on this thread), each table's version is read once: one search's
         counts, meta and file stats check the tables once instead of ~9 times. Every
         read is a round trip to lancedb's event-loop thread that lists the table's
-        versions on disk (0.4-1 ms each on a loaded machine). Queries themselves still
-        see the latest commit."""
+        versions on disk (0.4-1 ms each on a loaded machine). ``known`` gives versions
+        the caller read a moment ago (an answer keyed on them), so those are not read
+        again. Queries themselves still see the latest commit."""
         outer = getattr(self._pins, "versions", None)
         if outer is None:
-            self._pins.versions = {}
+            self._pins.versions = dict(known or {})
         try:
             yield
         finally:

@@ -5,11 +5,15 @@ worded questions (a hybrid search each, ~50 ms of CPU): handed to the pool in th
 order they arrived, a name that came after three sentences waited for them. Here
 each job goes into a heap and the pool is handed a runner that takes the best job
 waiting when a worker is free to run it, so every name waiting is answered before
-the next search starts. A job already running is never interrupted.
+the next search starts. A search also waits while a name is running: the pool has
+more workers than the machine has cores, and a search started beside the names took
+its share of the GIL from them (a cold burst's names were answered last of all but
+the searches). A job already running is never interrupted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import threading
@@ -31,6 +35,8 @@ class Lanes:
         self._heap: list[tuple[int, int, Callable[[], None]]] = []
         self._order = itertools.count()
         self._lock = threading.Lock()
+        self._running: dict[int, int] = {}  # priority → jobs of it running now
+        self._deferred = 0  # runners that found only a job that must wait: handed back later
 
     def submit(self, priority: int, fn: Callable[[], V]) -> Future[V]:
         """Run ``fn`` on the pool once no job of a lower priority number waits; its future."""
@@ -57,8 +63,21 @@ class Lanes:
 
     def _run_best(self) -> None:
         with self._lock:
+            priority = self._heap[0][0]
+            if any(p < priority and n for p, n in self._running.items()):
+                self._deferred += 1  # a better lane's job runs: this runner comes back after it
+                return
             _, _, job = heapq.heappop(self._heap)
-        job()
+            self._running[priority] = self._running.get(priority, 0) + 1
+        try:
+            job()
+        finally:
+            with self._lock:
+                self._running[priority] -= 1
+                again, self._deferred = self._deferred, 0
+            for _ in range(again):
+                with contextlib.suppress(RuntimeError):  # the pool shut down meanwhile
+                    self._submit(self._run_best)
 
 
 def priority_of(query: str) -> int:

@@ -43,22 +43,26 @@ def find_by_words(
     """Symbols whose name, container or path hold every one of ``words`` (lower-case), at
     least one in the name; best first (see the module's docstring)."""
     best: dict[tuple[str, str, int], tuple[int, SymbolMatch, SymbolHit]] = {}
+
+    def has_every_word(sym: Symbol) -> bool:
+        name = sym.name.lower()
+        return all(w in name for w in words) or all(
+            w in name or w in sym.path.lower() or w in (sym.container or "").lower() for w in words
+        )
+
     for word in words:
-        for hit in find_symbols(
-            store, word, limit=PER_WORD, index=index, with_members=False, overlay=overlay
-        ):
+        found = find_symbols(
+            store, word, limit=PER_WORD, index=index, with_members=False, overlay=overlay, keep=has_every_word
+        )
+        for hit in found:
             if hit.match in (SymbolMatch.FUZZY, SymbolMatch.MEMBER):
                 continue
             sym = hit.symbol
-            name = sym.name.lower()
-            rest = f"{(sym.container or '').lower()} {sym.path.lower()}"
-            if not all(w in name or w in rest for w in words):
-                continue
             key = (sym.path, sym.qualified_name, sym.range.start.line)
-            in_name = sum(1 for w in words if w in name)
             known = best.get(key)
             if known is None or hit.match < known[1]:
-                best[key] = (in_name, hit.match, hit)
+                name = sym.name.lower()
+                best[key] = (sum(1 for w in words if w in name), hit.match, hit)
     ranked = sorted(best.values(), key=_order)
     return [hit for _, _, hit in ranked[:limit]]
 

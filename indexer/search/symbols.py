@@ -7,7 +7,7 @@ import bisect
 import re
 import sys
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -379,6 +379,7 @@ def find_symbols(
     index: SymbolIndex | None = None,
     with_members: bool = True,
     overlay: Mapping[str, Sequence[Symbol]] | None = None,
+    keep: Callable[[Symbol], bool] | None = None,
 ) -> list[SymbolHit]:
     """Symbols matching ``query``: exact name first, then prefix, camel-hump, substring,
     fuzzy; a class, interface or struct brings its members right after it.
@@ -386,6 +387,7 @@ def find_symbols(
     A dotted query (``Outer.method``) matches qualified names exactly first. Pass a
     long-lived ``index`` to answer from memory. ``overlay`` maps paths with unsaved
     edits to their symbols (``overlay_symbols``): they replace the indexed ones.
+    ``keep`` drops the name matches it says no to before any hit is made of them.
     """
     check_int("limit", limit, 0, bounds.MAX_LIMIT)
     check_query("query", query)
@@ -422,6 +424,8 @@ def find_symbols(
     seen: set[tuple[str, str, int]] = set()
     for m, t, i in found:
         sym = tables[t].symbols[i]
+        if keep is not None and not keep(sym):
+            continue
         key = (sym.path, sym.qualified_name, sym.range.start.line)
         if key in seen:
             continue

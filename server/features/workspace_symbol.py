@@ -45,7 +45,8 @@ def project_symbols(project: Project, query: str) -> list[Symbol]:
         log.info("%s", project.missing_note())
         return []
     words = query_words(query) if " " in query else []
-    with store.pinned_versions():  # one answer reads each table's version once
+    # one answer reads each table's version once: the one its key was read at
+    with store.pinned_versions(project.known_versions()):
         if " " not in query:
             named = find_symbols(
                 store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()

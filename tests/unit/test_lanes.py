@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -59,3 +60,34 @@ def test_a_failing_job_fails_its_future_only_and_a_shut_pool_refuses() -> None:
 def test_a_query_with_words_is_a_search_and_anything_else_a_name() -> None:
     assert priority_of("read config file") == SEARCH
     assert priority_of(" Path ") == NAME and priority_of("os.path.join") == NAME
+
+
+def test_a_search_waits_while_a_name_runs_even_with_a_worker_free() -> None:
+    pool = ThreadPoolExecutor(max_workers=2)
+    lanes = Lanes(pool.submit)
+    naming = threading.Event()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def name() -> str:
+        naming.set()
+        release.wait(5)
+        ran.append("name")
+        return "name"
+
+    def search() -> str:
+        ran.append("search")
+        return "search"
+
+    try:
+        first = lanes.submit(NAME, name)
+        assert naming.wait(5)
+        later = lanes.submit(SEARCH, search)
+        time.sleep(0.2)
+        assert ran == []  # the second worker is free, yet the search has not started
+        release.set()
+        assert first.result(5) == "name" and later.result(5) == "search"
+        assert ran == ["name", "search"]
+    finally:
+        release.set()
+        pool.shutdown()
