@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
-from ...text import split_identifier
+from ...text import search_text, split_identifier
 from ..results import Source
 from .query import QueryIntent, last_name, name_terms
 
@@ -35,6 +35,13 @@ STEM_MATCH_BOOST = 0.25
 NAME_MATCH_BOOST = 0.15
 # A type's name earns it only when it has this many parts, every one in the query.
 CLASS_NAME_PARTS = 2
+# Distinct query words a chunk's text holds (identifier parts, stem-matched): its gain is
+# this × the share held, squared (breadth of the question answered, which BM25's term
+# frequencies and RRF's ranks do not see), for a words query of at least
+# ``COVERAGE_MIN_WORDS`` words.
+WORD_COVERAGE_BOOST = 0.3
+WORD_COVERAGE_POWER = 2.0
+COVERAGE_MIN_WORDS = 2
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -246,6 +253,30 @@ def _name_gain(name: str, words: set[str], *, whole: bool) -> float:
     if whole and (len(terms) < CLASS_NAME_PARTS or not all(_matches(t, words) for t in terms)):
         return 0.0
     return NAME_MATCH_BOOST * sum(1 for w in words if _matches(w, terms)) / len(words)
+
+
+def boost_word_coverage(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
+) -> None:
+    """A words query: a chunk whose text holds more of the query's distinct words gains
+    by the share it holds, squared ("how are exceptions shown to the user and the exit
+    code set": ``ClickException`` — exception, show, user, exit, code — over ``Exit``,
+    which holds three of them). Words match identifier parts (``exit_code``), by stem
+    as the path rule does ("shown" ~ ``show``)."""
+    words = [w for w in intent.words if len(w) > 2]
+    if intent.is_symbol or intent.long or len(words) < COVERAGE_MIN_WORDS:
+        return
+    for cid in scores:
+        held = _words_held(chunks[cid].text, words)
+        if held:
+            scores[cid] += top * WORD_COVERAGE_BOOST * (held / len(words)) ** WORD_COVERAGE_POWER
+
+
+def _words_held(text: str, words: Sequence[str]) -> int:
+    """How many of ``words`` the text holds, whole or by stem."""
+    tokens = set(search_text(text).split())
+    # _same_stem needs the first four letters alike: the first three pick candidates.
+    return sum(1 for w in words if w in tokens or any(t[:3] == w[:3] and _same_stem(w, t) for t in tokens))
 
 
 def boost_file_coherence(
