@@ -17,7 +17,7 @@ from codesift.indexer.search.ranking import (
     rank_files,
     understand,
 )
-from codesift.indexer.search.ranking.boosts import boost_word_coverage
+from codesift.indexer.search.ranking.boosts import _words_held, boost_word_coverage
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
@@ -293,6 +293,23 @@ def test_a_chunk_holding_more_of_the_query_words_ranks_first() -> None:
     query = understand("how are exceptions shown to the user and the exit code set")
     out = ranker().rank(fused((exits, 1.0), (shows, 0.95)), query, frozenset())
     assert out[0].chunk.symbol == "Failure"
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "held"),
+    [
+        ("raise Exit(exit_code)", "code", True),  # a part after "_"
+        ("class ClickException(Exception):", "exceptions", True),  # camel part, by stem
+        ("self.show()", "shown", True),  # "shown" ~ show
+        ("HTTPServer()", "server", True),  # after an acronym
+        ("offset = decode(x)", "set", False),  # inside a word: not a part
+        ("offset = decode(x)", "code", False),
+        ("settings.reset()", "set", False),  # a three-letter word matches whole only
+        ("x.set_value()", "set", True),
+    ],
+)
+def test_a_query_word_is_held_as_an_identifier_part(text: str, word: str, held: bool) -> None:
+    assert _words_held(text, [word]) == int(held)
 
 
 def test_word_coverage_leaves_a_symbol_query_alone() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
-from ...text import search_text, split_identifier
+from ...text import IDENTIFIER_PARTS, split_identifier
 from ..results import Source
 from .query import QueryIntent, last_name, name_terms
 
@@ -273,10 +273,29 @@ def boost_word_coverage(
 
 
 def _words_held(text: str, words: Sequence[str]) -> int:
-    """How many of ``words`` the text holds, whole or by stem."""
-    tokens = set(search_text(text).split())
-    # _same_stem needs the first four letters alike: the first three pick candidates.
-    return sum(1 for w in words if w in tokens or any(t[:3] == w[:3] and _same_stem(w, t) for t in tokens))
+    """How many of ``words`` the text holds as an identifier part (``exit_code``,
+    ``ClickException``), whole or by stem as the path rule compares them."""
+    low = text.lower()
+    return sum(1 for w in words if _holds(text, low, w))
+
+
+def _holds(text: str, low: str, word: str) -> bool:
+    """An identifier part of ``text`` is ``word`` or shares its stem (``_same_stem``:
+    "shown" ~ ``show``, "routing" ~ ``route``). ``low`` is ``text`` lower case. Only the
+    places where the word's first four letters start a part are read (a stem match
+    needs them), so a chunk is not split into words."""
+    head = word[:4]
+    i = low.find(head)
+    while i >= 0:
+        before = text[i - 1] if i else " "
+        if not before.isalpha() or (
+            text[i].isupper() and (before.islower() or text[i + 1 : i + 2].islower())
+        ):
+            part = IDENTIFIER_PARTS.match(text, i)
+            if part is not None and _same_stem(word, part.group(0).lower()):
+                return True
+        i = low.find(head, i + 1)
+    return False
 
 
 def boost_file_coherence(
