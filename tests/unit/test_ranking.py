@@ -17,6 +17,7 @@ from codesift.indexer.search.ranking import (
     rank_files,
     understand,
 )
+from codesift.indexer.search.ranking.boosts import _words_held, boost_word_coverage
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
@@ -274,6 +275,51 @@ def test_a_type_whose_members_are_candidates_leaves_the_answer_to_them() -> None
         fused((header, 1.0), (render, 0.95)), understand("how is the progress bar rendered"), frozenset()
     )
     assert out[0].chunk.symbol == "ProgressBar.render_progress"
+
+
+def test_a_chunk_holding_more_of_the_query_words_ranks_first() -> None:
+    # click's "how are exceptions shown …": the class that shows the error and holds the
+    # exit code (five of the query's words, "shown" by its stem) over one that only exits.
+    exits = chunk("pkg/one.py", "quit_now", text="def quit_now(code):\n    raise SystemExit(code)  # exit")
+    shows = chunk(
+        "pkg/two.py",
+        "Failure",
+        kind=ChunkKind.CLASS,
+        text=(
+            "class Failure(Exception):\n    exit_code = 1\n"
+            "    def show(self):\n        echo(self.message)  # to the user"
+        ),
+    )
+    query = understand("how are exceptions shown to the user and the exit code set")
+    out = ranker().rank(fused((exits, 1.0), (shows, 0.95)), query, frozenset())
+    assert out[0].chunk.symbol == "Failure"
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "held"),
+    [
+        ("raise Exit(exit_code)", "code", True),  # a part after "_"
+        ("class ClickException(Exception):", "exceptions", True),  # camel part, by stem
+        ("self.show()", "shown", True),  # "shown" ~ show
+        ("HTTPServer()", "server", True),  # after an acronym
+        ("offset = decode(x)", "set", False),  # inside a word: not a part
+        ("offset = decode(x)", "code", False),
+        ("settings.reset()", "set", False),  # a three-letter word matches whole only
+        ("x.set_value()", "set", True),
+    ],
+)
+def test_a_query_word_is_held_as_an_identifier_part(text: str, word: str, held: bool) -> None:
+    assert _words_held(text, [word]) == int(held)
+
+
+def test_word_coverage_leaves_a_symbol_query_alone() -> None:
+    scores = {"a": 1.0, "b": 0.9}
+    chunks = {
+        "a": chunk("pkg/a.py", "a", text="nothing here"),
+        "b": chunk("pkg/b.py", "b", text="exit code exception shown user"),
+    }
+    boost_word_coverage(scores, chunks, understand("ClickException"), 1.0)
+    assert scores == {"a": 1.0, "b": 0.9}
 
 
 def test_a_one_word_type_name_is_not_lifted_by_that_word_alone() -> None:

@@ -8,6 +8,7 @@ neighbourhood; this stage orders it, one rule per step, top-down:
 2. **paths and names** — query words in the file name or folder, paths a long
    query mentions, query words in the name of the chunk's definition;
 3. **declarations** — ``@overload`` stubs and prototypes fold into their definition;
+   **coverage** — a chunk holding more of a words query's distinct words gains;
 4. **coherence** — a file with several good chunks lifts its best one;
 5. **roles** — source code above tests, examples, prose, generated, vendored and
    minified files (off for a role the query or the filters ask for);
@@ -32,6 +33,7 @@ from .boosts import (
     boost_file_coherence,
     boost_name_matches,
     boost_path_matches,
+    boost_word_coverage,
     definition_lookup,
 )
 from .query import QueryIntent, understand
@@ -110,6 +112,7 @@ class Ranker:
             sources[cid] = (*sources.get(cid, ()), Source.SYMBOL)
         fold_declarations(scores, chunks)
         fold_wrappers(scores, chunks)
+        boost_word_coverage(scores, chunks, intent, top)
         boost_file_coherence(scores, chunks, top, ranks, defined if intent.is_symbol else ())
         apply_role_priors(scores, chunks, asked | intent.asked_roles, intent.text)
         return scores, chunks, sources

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 
 from ...model import Chunk, ChunkKind, Symbol
-from ...text import split_identifier
+from ...text import IDENTIFIER_PARTS, split_identifier
 from ..results import Source
 from .query import QueryIntent, last_name, name_terms
 
@@ -35,6 +35,13 @@ STEM_MATCH_BOOST = 0.25
 NAME_MATCH_BOOST = 0.15
 # A type's name earns it only when it has this many parts, every one in the query.
 CLASS_NAME_PARTS = 2
+# Distinct query words a chunk's text holds (identifier parts, stem-matched): its gain is
+# this × the share held, squared (breadth of the question answered, which BM25's term
+# frequencies and RRF's ranks do not see), for a words query of at least
+# ``COVERAGE_MIN_WORDS`` words.
+WORD_COVERAGE_BOOST = 0.3
+WORD_COVERAGE_POWER = 2.0
+COVERAGE_MIN_WORDS = 2
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -246,6 +253,49 @@ def _name_gain(name: str, words: set[str], *, whole: bool) -> float:
     if whole and (len(terms) < CLASS_NAME_PARTS or not all(_matches(t, words) for t in terms)):
         return 0.0
     return NAME_MATCH_BOOST * sum(1 for w in words if _matches(w, terms)) / len(words)
+
+
+def boost_word_coverage(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
+) -> None:
+    """A words query: a chunk whose text holds more of the query's distinct words gains
+    by the share it holds, squared ("how are exceptions shown to the user and the exit
+    code set": ``ClickException`` — exception, show, user, exit, code — over ``Exit``,
+    which holds three of them). Words match identifier parts (``exit_code``), by stem
+    as the path rule does ("shown" ~ ``show``)."""
+    words = [w for w in intent.words if len(w) > 2]
+    if intent.is_symbol or intent.long or len(words) < COVERAGE_MIN_WORDS:
+        return
+    for cid in scores:
+        held = _words_held(chunks[cid].text, words)
+        if held:
+            scores[cid] += top * WORD_COVERAGE_BOOST * (held / len(words)) ** WORD_COVERAGE_POWER
+
+
+def _words_held(text: str, words: Sequence[str]) -> int:
+    """How many of ``words`` the text holds as an identifier part (``exit_code``,
+    ``ClickException``), whole or by stem as the path rule compares them."""
+    low = text.lower()
+    return sum(1 for w in words if _holds(text, low, w))
+
+
+def _holds(text: str, low: str, word: str) -> bool:
+    """An identifier part of ``text`` is ``word`` or shares its stem (``_same_stem``:
+    "shown" ~ ``show``, "routing" ~ ``route``). ``low`` is ``text`` lower case. Only the
+    places where the word's first four letters start a part are read (a stem match
+    needs them), so a chunk is not split into words."""
+    head = word[:4]
+    i = low.find(head)
+    while i >= 0:
+        before = text[i - 1] if i else " "
+        if not before.isalpha() or (
+            text[i].isupper() and (before.islower() or text[i + 1 : i + 2].islower())
+        ):
+            part = IDENTIFIER_PARTS.match(text, i)
+            if part is not None and _same_stem(word, part.group(0).lower()):
+                return True
+        i = low.find(head, i + 1)
+    return False
 
 
 def boost_file_coherence(
