@@ -228,6 +228,30 @@ def test_the_definition_leads_over_a_file_whose_name_contains_the_symbol() -> No
     assert ranked_paths(out) == ["node/core.ts", "node/plugins/vitestResolver.ts"]
 
 
+def test_a_symbol_querys_name_behind_a_sigil_is_a_definition_after_the_exact_one() -> None:
+    # zod: "ZodError" names the public class in v4/classic/errors.ts and the core
+    # $ZodError in v4/core/errors.ts, which a chunk that only uses it outranked.
+    user = chunk("v4/classic/parse.ts", "safeParse", language="typescript")
+    public = chunk("v4/classic/errors.ts", "ZodError", kind=ChunkKind.CLASS, language="typescript")
+    core = chunk("v4/core/errors.ts", "$ZodError", kind=ChunkKind.CLASS, language="typescript")
+    cands = fused((user, 1.0), (public, 0.5), (core, 0.4))
+    out = ranker([(public, "ZodError"), (core, "$ZodError")]).rank(cands, understand("ZodError"), frozenset())
+    assert ranked_paths(out) == ["v4/classic/errors.ts", "v4/core/errors.ts", "v4/classic/parse.ts"]
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("ZodError", ["ZodError", "$ZodError", "_ZodError"]),
+        ("_OptionParser", ["_OptionParser", "$_OptionParser"]),
+        ("Sinatra::Base", ["Base", "$Base", "_Base"]),
+        ("how is a ZodError shown", ["ZodError"]),  # a words query: the name as written
+    ],
+)
+def test_a_symbol_query_looks_its_name_up_behind_each_sigil_too(query: str, names: list[str]) -> None:
+    assert definition_lookup(understand(query)) == names
+
+
 def test_a_file_named_after_the_symbol_wins_among_its_definitions() -> None:
     plural = chunk(
         "gson/TypeAdapters.java", "TypeAdapters.TypeAdapter", kind=ChunkKind.CLASS, language="java"

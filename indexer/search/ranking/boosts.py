@@ -24,6 +24,11 @@ DEFINITION_BOOST = 1.1
 EMBEDDED_DEFINITION_BOOST = 0.4
 # The definition sits in a file named after it (TypeAdapter → TypeAdapter.java).
 FILE_NAMED_AFTER_SYMBOL = 0.5
+# A definition named by the query's name behind a leading ``$`` or ``_`` (``$ZodError`` for
+# "ZodError": zod's core type under its public one; ``_OptionParser``), × the exact one's
+# boost, as for a name in another case.
+SIGIL_MATCH = 0.5
+_SIGILS = "$_"
 # Definitions of one name brought in from outside the candidates, at most: a name
 # defined in more places than this (``get``, ``run``) says little about which.
 MAX_DEFINITIONS = 12
@@ -97,12 +102,13 @@ def boost_definitions(
         full = wanted.get(sym.name) or next(
             (n for k, n in wanted.items() if k.lower() == sym.name.lower()), ""
         )
-        strength = _match_strength(sym, full)
+        strength = _match_strength(sym, full) or _sigil_strength(sym, intent)
         if strength <= 0:
             continue
         if sym.chunk_id not in scores and per_name[sym.name.lower()] > MAX_DEFINITIONS:
             continue
-        gain = unit * strength * (1.0 + FILE_NAMED_AFTER_SYMBOL * _named_after(sym.path, sym.name))
+        named_after = _named_after(sym.path, sym.name.lstrip(_SIGILS) or sym.name)
+        gain = unit * strength * (1.0 + FILE_NAMED_AFTER_SYMBOL * named_after)
         gains[sym.chunk_id] = max(gains.get(sym.chunk_id, 0.0), gain)
     missing = [cid for cid in gains if cid not in chunks]
     if missing:
@@ -115,8 +121,22 @@ def boost_definitions(
 
 def definition_lookup(intent: QueryIntent) -> list[str]:
     """The names ``boost_definitions`` looks up in the symbol table for this query (known
-    before retrieval, so a search can ask for them while its sources run)."""
-    return list({last_name(n): n for n in intent.definition_names()})
+    before retrieval, so a search can ask for them while its sources run): a symbol
+    query's name also behind each sigil (``$ZodError``, ``_ZodError``)."""
+    names = list({last_name(n): n for n in intent.definition_names()})
+    if intent.is_symbol:
+        tail = last_name(intent.symbol)
+        names += [s + tail for s in _SIGILS if not tail.startswith(s)]
+    return names
+
+
+def _sigil_strength(sym: Symbol, intent: QueryIntent) -> float:
+    """``SIGIL_MATCH`` when a symbol query's name is the definition's behind leading ``$``
+    or ``_`` (same case): one name under a naming convention, a weaker match than itself."""
+    if not intent.is_symbol:
+        return 0.0
+    tail = last_name(intent.symbol)
+    return SIGIL_MATCH if sym.name != tail and sym.name.lstrip(_SIGILS) == tail else 0.0
 
 
 def _match_strength(sym: Symbol, asked: str) -> float:
