@@ -352,7 +352,7 @@ def symbols(name: str, root: Path | None, limit: int, as_json: bool) -> None:
 
 def symbols_payload(parts: Parts, *, name: str, limit: int) -> dict[str, object]:
     """``codesift symbols``' JSON answer."""
-    from codesift.indexer.search.symbols import find_symbols
+    from codesift.indexer.search.symbol_words import match_symbols
 
-    hits = find_symbols(parts.store(), name, limit=limit, index=parts.symbol_index())
+    hits = match_symbols(parts.store(), name, limit=limit, index=parts.symbol_index())
     return {"index_root": str(parts.root), "symbols": to_jsonable(hits)}

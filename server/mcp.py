@@ -44,7 +44,8 @@ from codesift.indexer.search.hybrid import search as run_search
 from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
 from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
-from codesift.indexer.search.symbols import SymbolHit, find_symbols
+from codesift.indexer.search.symbol_words import match_symbols
+from codesift.indexer.search.symbols import SymbolHit
 from codesift.indexer.sync import index_status
 
 from .mcp_answer import (
@@ -373,7 +374,7 @@ class AgentTools(GraphTools):
         found: list[tuple[Path, SymbolHit]] = []
         for root in self.roots_named(projects):
             store, index = self.workspaces.store(root, self.workspaces.settings(root))
-            for h in find_symbols(store, name, limit=fetch, index=index):
+            for h in match_symbols(store, name, limit=fetch, index=index):
                 s = h.symbol
                 if wanted and s.kind not in wanted:
                     continue

@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 
 from ..model import Symbol
 from ..store import Store
-from .symbols import SymbolHit, SymbolIndex, SymbolMatch, find_symbols
+from . import bounds
+from .bounds import check_int, check_query
+from .symbols import NameTable, SymbolHit, SymbolIndex, SymbolMatch, find_symbols, one_shot_symbols
 
 # More words than this read as a sentence, for the search part alone.
 MAX_WORDS = 3
@@ -32,6 +34,24 @@ def query_words(query: str) -> list[str]:
     return words if 2 <= len(words) <= MAX_WORDS else []
 
 
+def match_symbols(
+    store: Store,
+    query: str,
+    *,
+    limit: int,
+    index: SymbolIndex | None = None,
+    overlay: Mapping[str, Sequence[Symbol]] | None = None,
+) -> list[SymbolHit]:
+    """Symbols for what a person typed: ``find_by_words`` for a few words, else
+    ``find_symbols`` (a name, a prefix, camel humps; a class brings its members)."""
+    words = query_words(query) if " " in query.strip() else []
+    if words:
+        check_query("query", query)
+        check_int("limit", limit, 0, bounds.MAX_LIMIT)
+        return find_by_words(store, words, limit=limit, index=index, overlay=overlay)
+    return find_symbols(store, query, limit=limit, index=index, overlay=overlay)
+
+
 def find_by_words(
     store: Store,
     words: Sequence[str],
@@ -42,6 +62,8 @@ def find_by_words(
 ) -> list[SymbolHit]:
     """Symbols whose name, container or path hold every one of ``words`` (lower-case), at
     least one in the name; best first (see the module's docstring)."""
+    if index is None:  # one shot (the CLI without a server): one read of the table for every word
+        index = _Fixed(NameTable(one_shot_symbols(store, *words)))
     best: dict[tuple[str, str, int], tuple[int, SymbolMatch, SymbolHit]] = {}
 
     def has_every_word(sym: Symbol) -> bool:
@@ -71,3 +93,13 @@ def _order(v: tuple[int, SymbolMatch, SymbolHit]) -> tuple[int, int, int, str, i
     in_name, match, hit = v
     sym = hit.symbol
     return (match, -in_name, len(sym.name), sym.path, sym.range.start.line)
+
+
+class _Fixed(SymbolIndex):
+    """One table of the symbols a one-shot lookup read, answered as a ``SymbolIndex``."""
+
+    def __init__(self, table: NameTable) -> None:  # no store: nothing is read again
+        self._fixed = table
+
+    def tables(self) -> list[tuple[NameTable, frozenset[str]]]:
+        return [(self._fixed, frozenset())]

@@ -327,7 +327,7 @@ def _hump_regex(query: str, ascii_names: bool = False) -> re2._Regexp | None:
     return re2.compile(body.encode("utf-8"), _SCAN_OPTIONS)
 
 
-def _one_shot_symbols(store: Store, query: str) -> list[Symbol]:
+def one_shot_symbols(store: Store, *queries: str) -> list[Symbol]:
     """The symbols a one-shot ``find_symbols(query)`` (no long-lived index: the CLI without
     a server) can return or consult, read without building all of them.
 
@@ -339,25 +339,28 @@ def _one_shot_symbols(store: Store, query: str) -> list[Symbol]:
     qualified-name match of a dotted query, and, for each of those, the symbols with the
     same qualified name (``members`` checks namesakes) and those it contains (its members,
     in its file or declared elsewhere); the order of the rows, and so of the table, is kept.
+    Several queries (a few words, each looked up as a name) share one read of the table.
     """
     data = store.table(SYMBOLS).to_arrow()
     names = [str(n).replace("\n", " ") for n in data.column("name").to_pylist()]
     quals = [str(q) for q in data.column("qualified_name").to_pylist()]
-    name = query.rsplit(".", 1)[-1]
-    q = name.lower()
-    # the fuzzy scan (letters in order) runs for 3 letters or more; else a substring holds the rest
-    letters = "[^\n]*?".join(re.escape(c) for c in q) if len(q) >= 3 else re.escape(q)
     keep: set[int] = set()
-    if letters:
-        lower = [n.lower() for n in names]
-        scan = re2.compile(letters.encode("utf-8"), _SCAN_OPTIONS)
-        keep.update(_matching_lines(scan, lower))
-        hump = _hump_regex(name, ascii_names=all(n.isascii() for n in names))
-        if hump is not None:
-            keep.update(_matching_lines(hump, names))
-    else:
-        keep.update(range(len(names)))
-    keep.update(i for i, qualified in enumerate(quals) if qualified == query)
+    lower: list[str] | None = None
+    for query in queries:
+        name = query.rsplit(".", 1)[-1]
+        q = name.lower()
+        # the fuzzy scan (letters in order) runs for 3 letters or more; else a substring holds the rest
+        letters = "[^\n]*?".join(re.escape(c) for c in q) if len(q) >= 3 else re.escape(q)
+        if letters:
+            lower = lower if lower is not None else [n.lower() for n in names]
+            scan = re2.compile(letters.encode("utf-8"), _SCAN_OPTIONS)
+            keep.update(_matching_lines(scan, lower))
+            hump = _hump_regex(name, ascii_names=all(n.isascii() for n in names))
+            if hump is not None:
+                keep.update(_matching_lines(hump, names))
+        else:
+            keep.update(range(len(names)))
+        keep.update(i for i, qualified in enumerate(quals) if qualified == query)
     wanted = {quals[i] for i in keep}
     conts = data.column("container").to_pylist()
     rows = [i for i in range(len(quals)) if i in keep or quals[i] in wanted or conts[i] in wanted]
@@ -402,7 +405,7 @@ def find_symbols(
     if index is not None:
         pairs = index.tables()
     else:
-        pairs = [(NameTable(_one_shot_symbols(store, query)), frozenset())]
+        pairs = [(NameTable(one_shot_symbols(store, query)), frozenset())]
     for table, skip in pairs:
         tables.append(table)
         skips.append(skip | unsaved)

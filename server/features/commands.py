@@ -20,7 +20,8 @@ from codesift.indexer.search.hybrid import check_request, search
 from codesift.indexer.search.passages import CaseMode, GrepResult
 from codesift.indexer.search.report import incomplete_notes
 from codesift.indexer.search.results import SearchRequest, SearchResult
-from codesift.indexer.search.symbols import SymbolHit, find_symbols
+from codesift.indexer.search.symbol_words import match_symbols
+from codesift.indexer.search.symbols import SymbolHit
 from codesift.indexer.sync import index_status
 
 from .. import convert
@@ -165,7 +166,7 @@ def run_symbols(ls: CodesiftServer, a: SymbolArgs) -> object:
     for p in _stores(ls, a.projects, notes):
         with convert.engine_errors():
             notes.extend(incomplete_notes(p.store()))
-            hits = find_symbols(
+            hits = match_symbols(
                 p.store(), a.query, limit=a.limit, index=p.symbol_index(), overlay=p.unsaved_symbols()
             )
             found.append((p.root, hits))

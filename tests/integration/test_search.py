@@ -359,6 +359,17 @@ def test_the_symbol_index_once_built_is_left_out_of_full_collections(indexed: Pa
         gc.unfreeze()
 
 
+def test_cli_symbols_with_a_few_words_answers_the_name_they_describe(indexed: Path) -> None:
+    res = subprocess.run(
+        [*CODESIFT, "symbols", "auth validate", "--root", str(indexed), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    names = [s["symbol"]["qualified_name"] for s in json.loads(res.stdout)["symbols"]]
+    assert names == ["AuthService.validateCredentials"]
+
+
 def test_cli_symbols_json(indexed: Path) -> None:
     env = {**os.environ}
     res = subprocess.run(
@@ -475,3 +486,9 @@ def test_a_one_shot_symbol_search_answers_as_the_long_lived_index(tmp_path: Path
             assert find_symbols(store, query, limit=limit) == expected, (query, limit)
     members = [h.symbol.name for h in find_symbols(store, "TokenAuth") if h.match is SymbolMatch.MEMBER]
     assert {"check", "loginUser"} <= set(members)
+    # a few words: one read of the table for every word, the same answer
+    for words in (["auth", "login"], ["token", "user"], ["get", "settings", "user"], ["no", "such"]):
+        for limit in (1, 50):
+            expected = find_by_words(store, words, limit=limit, index=index)
+            assert find_by_words(store, words, limit=limit) == expected, (words, limit)
+    assert [h.symbol.name for h in find_by_words(store, ["token", "user"], limit=5)] == ["loginUser"]
