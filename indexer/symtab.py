@@ -131,6 +131,11 @@ class SymbolColumns:
     def __len__(self) -> int:
         return self.size
 
+    @property
+    def made(self) -> int:
+        """How many rows have their ``Symbol`` made."""
+        return len(self._made)
+
     def symbol(self, row: int) -> Symbol:
         """The ``Symbol`` of a row: made on first use, the same object after."""
         row = int(row)
@@ -152,8 +157,40 @@ class SymbolColumns:
         return found
 
     def symbols(self, rows: Iterable[int] | Rows) -> list[Symbol]:
+        """The ``Symbol``s of these rows, in their order (the rows not made yet are made
+        together: one numpy read per column, not one per row)."""
+        wanted: list[int] = rows.tolist() if isinstance(rows, np.ndarray) else [int(r) for r in rows]
+        made = self._made
+        new = [r for r in wanted if r not in made]
+        if len(new) > 1:
+            at = np.asarray(new, np.int64)
+            names, paths = self.name.values, self.path.values
+            langs, conts = self.language.values, self.container.values
+            quals, cids = self.qualified, self.chunk_id
+            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c in zip(
+                new,
+                self.pos[at].tolist(),
+                self.kind[at].tolist(),
+                self.name.ids[at].tolist(),
+                self.path.ids[at].tolist(),
+                self.language.ids[at].tolist(),
+                self.container.ids[at].tolist(),
+                strict=True,
+            ):
+                sym = Symbol(
+                    name=names[n],
+                    qualified_name=quals[r],
+                    kind=_KINDS.get(k) or SymbolKind(k),
+                    path=paths[p],
+                    language=langs[lg],
+                    range=Span(Position(sl, sc), Position(el, ec)),
+                    selection_range=Span(Position(ssl, ssc), Position(sel, sec)),
+                    container=conts[c],
+                    chunk_id=cids[r],
+                )
+                made.setdefault(r, sym)
         make = self.symbol
-        return [make(r) for r in (rows.tolist() if isinstance(rows, np.ndarray) else rows)]
+        return [made.get(r) or make(r) for r in wanted]
 
     def arrow(self, rows: Rows | None = None) -> pa.Table:
         """These rows (all by default) as a table of ``SYMBOL_COLUMNS``."""

@@ -47,6 +47,7 @@ TYPE_KINDS = frozenset(
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _KIND_OF = {int(k): k for k in SymbolKind}
+_REMEMBERED = 100_000  # lookups of each kind remembered (see ``Snapshot.symbol``)
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
 _BATCH = 65_536  # edge rows read at a time
 
@@ -243,6 +244,9 @@ class Snapshot:
         self._members = self._member_starts = nothing
         # members whose container has no symbol in their file: impl / extension / Go receiver methods
         self.detached: dict[str, list[int]] = defaultdict(list)
+        self._rows_by_qname: dict[tuple[str, str], int] = {}
+        self._named: dict[str, list[Symbol]] = {}
+        self._members_found: dict[tuple[str, str], list[Symbol]] = {}
         self.python_modules: dict[str, str] = {}
         self.module_names: dict[str, str] = {}  # path → its dotted name from the package root
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
@@ -466,25 +470,54 @@ class Snapshot:
         fg = self.files.get(path)
         return fg.language if fg is not None else ""
 
+    # Lookups asked again (resolution asks for the same scopes and names over and over)
+    # are remembered until the snapshot changes: only what questions touched, and at most
+    # _REMEMBERED of each kind (then forgotten and remembered afresh).
+
+    def _qname(self, path: str, qualified_name: str) -> int:
+        key = (path, qualified_name)
+        row = self._rows_by_qname.get(key)
+        if row is None:
+            p = self.symtab.path.id(path)
+            row = self._qname_row(p, qualified_name) if p >= 0 else -1
+            if len(self._rows_by_qname) >= _REMEMBERED:
+                self._rows_by_qname.clear()
+            self._rows_by_qname[key] = row
+        return row
+
     def symbol(self, path: str, qualified_name: str) -> Symbol | None:
-        p = self.symtab.path.id(path)
-        row = self._qname_row(p, qualified_name) if p >= 0 else -1
+        row = self._qname(path, qualified_name)
         return self.symtab.symbol(row) if row >= 0 else None
 
     def kind_of(self, path: str, qualified_name: str) -> SymbolKind | None:
         """``symbol(path, qualified_name).kind``, without making the ``Symbol``."""
-        p = self.symtab.path.id(path)
-        row = self._qname_row(p, qualified_name) if p >= 0 else -1
+        row = self._qname(path, qualified_name)
         return _KIND_OF[int(self.symtab.kind[row])] if row >= 0 else None
 
     def symbols_named(self, name: str) -> list[Symbol]:
-        k = self.symtab.name.id(name)
-        if k < 0:
-            return []
-        return self.symtab.symbols(self._by_name[self._name_starts[k] : self._name_starts[k + 1]])
+        """The symbols named ``name``, in the files' order (a list the caller must not change)."""
+        found = self._named.get(name)
+        if found is None:
+            k = self.symtab.name.id(name)
+            rows = self._by_name[self._name_starts[k] : self._name_starts[k + 1]] if k >= 0 else []
+            found = self.symtab.symbols(rows)
+            if len(self._named) >= _REMEMBERED:
+                self._named.clear()
+            self._named[name] = found
+        return found
 
     def members_of(self, path: str, container: str) -> list[Symbol]:
-        """The symbols whose container is ``container`` in ``path``, in the file's order."""
+        """The symbols whose container is ``container`` in ``path``, in the file's order (a
+        list the caller must not change)."""
+        found = self._members_found.get((path, container))
+        if found is None:
+            found = self._members_of(path, container)
+            if len(self._members_found) >= _REMEMBERED:
+                self._members_found.clear()
+            self._members_found[(path, container)] = found
+        return found
+
+    def _members_of(self, path: str, container: str) -> list[Symbol]:
         cols = self.symtab
         p, c = cols.path.id(path), cols.container.id(container)
         if p < 0 or c < 0:

@@ -145,9 +145,13 @@ class NameTable:
     def _lower(self, i: int) -> str:
         return self._lower_values[int(self._lower_ids[i])]
 
-    def _rank(self, i: int) -> tuple[int, int]:
-        """Shorter names first, then the table's order."""
-        return int(self._lower_len[self._lower_ids[i]]), i
+    def _by_rank(self, found: list[int]) -> list[int]:
+        """``found`` with shorter names first, then in the table's order."""
+        if len(found) < 2:
+            return found
+        at = np.asarray(found, np.int64)
+        ranked: list[int] = at[np.lexsort((at, self._lower_len[self._lower_ids[at]]))].tolist()
+        return ranked
 
     def named(self, name: str) -> list[int]:
         k = self.columns.name.id(name)
@@ -243,7 +247,7 @@ class NameTable:
             else:
                 prefix.extend(group)
         # shorter names first: `load` before `loads_with_hooks` for "lo"
-        for i in sorted(prefix, key=self._rank):
+        for i in self._by_rank(prefix):
             if add(i, SymbolMatch.PREFIX):
                 return out
         # Camel-hump always when the query has humps; fuzzy only while few matched. A
@@ -262,7 +266,7 @@ class NameTable:
                 self._offsets_lower, (m.start() for m in fuzzy.finditer(self._joined_lower))
             )
         for match, found in sorted(later.items()):
-            for i in sorted(found, key=self._rank):
+            for i in self._by_rank(found):
                 if add(i, match):
                     return out
         return out
