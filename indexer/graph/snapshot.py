@@ -47,6 +47,7 @@ TYPE_KINDS = frozenset(
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _KIND_OF = {int(k): k for k in SymbolKind}
+_NO_ROWS: Rows = np.zeros(0, np.int32)
 _REMEMBERED = 100_000  # lookups of each kind remembered (see ``Snapshot.symbol``)
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
 _BATCH = 65_536  # edge rows read at a time
@@ -499,7 +500,7 @@ class Snapshot:
         found = self._named.get(name)
         if found is None:
             k = self.symtab.name.id(name)
-            rows = self._by_name[self._name_starts[k] : self._name_starts[k + 1]] if k >= 0 else []
+            rows = self._by_name[self._name_starts[k] : self._name_starts[k + 1]] if k >= 0 else _NO_ROWS
             found = self.symtab.symbols(rows)
             if len(self._named) >= _REMEMBERED:
                 self._named.clear()
