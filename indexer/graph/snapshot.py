@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..heap import arrow_on_system_pool, release_memory, shared_int
+from ..heap import arrow_on_system_pool, release_memory
 from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import SYMBOL_COLUMNS, in_filters
@@ -263,7 +263,11 @@ class Snapshot:
         self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)
         # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
         # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
-        self._binding_ids: dict[tuple[str, str, str], int] = {}
+        # a group id per (path, scope, name) key: the keys hashed (``HashIndex``), each group's
+        # key kept as three interned strings to check a found one against (a dict of the
+        # tuples took ~16 MiB for the stdlib's 140k keys)
+        self._binding_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
+        self._binding_keys_of: tuple[list[str], list[str], list[str]] = ([], [], [])
         # attribute name → the (path, class or extension scope) that type it
         self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -289,6 +293,8 @@ class Snapshot:
             if len(paths) == 1:
                 self.python_modules.setdefault(rooted, paths[0])
         self._build_edge_lookups()
+        # what building asked (a scope's kind for every marked edge) is not worth remembering
+        self._rows_by_qname.clear()
 
     def _symbol_lookups(self) -> None:
         """Every file's symbols as rows of one ``SymbolColumns`` (the store's own, shared with
@@ -371,12 +377,17 @@ class Snapshot:
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
         groups: list[int] = []
         members: list[int] = []
-        ids = self._binding_ids
+        ids: dict[tuple[str, str, str], int] = {}  # while building only
         for row, (path, scope, alias) in zip(marked.tolist(), c.places(marked), strict=True):
             for key in self._binding_keys(path, scope, alias):
-                groups.append(ids.setdefault(key, shared_int(len(ids))))
+                groups.append(ids.setdefault(key, len(ids)))
                 members.append(row)
         self._bindings = Groups(np.asarray(groups, np.int64), np.asarray(members, np.int32), len(ids))
+        del groups, members
+        hashes = np.fromiter((hash(k) for k in ids), np.int64, len(ids))
+        self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
+        self._binding_keys_of = ([k[0] for k in ids], [k[1] for k in ids], [k[2] for k in ids])
+        del ids
 
     def _binding_keys(self, path: str, from_symbol: str, alias: str) -> list[tuple[str, str, str]]:
         """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
@@ -454,12 +465,19 @@ class Snapshot:
         return self.imports_by_name.get(name, [])
 
     def has_binding(self, path: str, scope: str, name: str) -> bool:
-        return (path, scope, name) in self._binding_ids
+        return self._binding_group(path, scope, name) >= 0
 
     def binding_edges(self, path: str, scope: str, name: str) -> list[Edge]:
         """The marked edges that type ``name`` in ``scope`` of ``path``."""
-        gid = self._binding_ids.get((path, scope, name))
-        return [] if gid is None else self.edges(self._bindings.get(gid))
+        gid = self._binding_group(path, scope, name)
+        return [] if gid < 0 else self.edges(self._bindings.get(gid))
+
+    def _binding_group(self, path: str, scope: str, name: str) -> int:
+        paths, scopes, names = self._binding_keys_of
+        for g in self._binding_index.get((path, scope, name)).tolist():
+            if paths[g] == path and scopes[g] == scope and names[g] == name:
+                return int(g)
+        return -1
 
     # ----- questions ---------------------------------------------------------------
 
