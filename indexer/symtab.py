@@ -88,7 +88,12 @@ class Packed:
         self.offsets -= self.offsets[0]
 
     def __getitem__(self, row: int) -> str:
-        return self.data[int(self.offsets[row]) : int(self.offsets[row + 1])].decode("utf-8", "surrogatepass")
+        return self.raw(row).decode("utf-8", "surrogatepass")
+
+    def raw(self, row: int) -> bytes:
+        """Row ``row``'s UTF-8 bytes."""
+        offsets = self.offsets
+        return self.data[offsets[row] : offsets[row + 1]]
 
     def arrow(self) -> pa.Array:
         buffers = [None, pa.py_buffer(self.offsets.tobytes()), pa.py_buffer(self.data)]
@@ -301,10 +306,13 @@ class HashIndex:
 
     def get(self, key: object) -> Rows:
         h = hash(key)
-        lo = int(np.searchsorted(self.hashes, h, "left"))
-        if lo == len(self.hashes) or self.hashes[lo] != h:
+        hashes = self.hashes
+        lo = int(hashes.searchsorted(h))
+        if lo == len(hashes) or hashes[lo] != h:
             return self.rows[0:0]
-        hi = int(np.searchsorted(self.hashes, h, "right"))
+        hi = lo + 1  # most keys have one row: a second search only when the next is equal
+        if hi < len(hashes) and hashes[hi] == h:
+            hi = int(hashes.searchsorted(h, "right"))
         return self.rows[lo:hi]
 
 

@@ -344,8 +344,10 @@ class Snapshot:
     def _qname_row(self, path_id: int, qualified: str) -> int:
         """The first row (in the files' order) of that path id and qualified name; -1 if none."""
         cols = self.symtab
+        want = b""
         for r in self._by_qname.get((path_id, qualified)).tolist():
-            if cols.path.ids[r] == path_id and cols.qualified[r] == qualified:
+            want = want or qualified.encode("utf-8", "surrogatepass")
+            if cols.path.ids[r] == path_id and cols.qualified.raw(r) == want:
                 return int(r)
         return -1
 
