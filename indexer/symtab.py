@@ -120,6 +120,9 @@ class SymbolColumns:
             col = table.column(name).combine_chunks()
             self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
         self._made: dict[int, Symbol] = {}
+        # Symbols kept once made: at most half the rows (then forgotten and made again as
+        # read), so a long session's questions never bring back every row as an object
+        self._keep = max(16_384, self.size // 2)
 
     @classmethod
     def of(cls, symbols: Iterable[Symbol]) -> SymbolColumns:
@@ -142,10 +145,13 @@ class SymbolColumns:
         return len(self._made)
 
     def symbol(self, row: int) -> Symbol:
-        """The ``Symbol`` of a row: made on first use, the same object after."""
+        """The ``Symbol`` of a row: made on first use, the same object after (while at
+        most half the rows are kept as objects)."""
         row = int(row)
         found = self._made.get(row)
         if found is None:
+            if len(self._made) >= self._keep:
+                self._made.clear()
             sl, sc, el, ec, ssl, ssc, sel, sec = self.pos[row].tolist()
             found = Symbol(
                 name=self.name[row],
@@ -167,6 +173,9 @@ class SymbolColumns:
         wanted: list[int] = rows.tolist() if isinstance(rows, np.ndarray) else [int(r) for r in rows]
         made = self._made
         new = [r for r in wanted if r not in made]
+        if new and len(made) + len(new) > self._keep:
+            made.clear()
+            new = list(dict.fromkeys(wanted))
         if len(new) > 1:
             at = np.asarray(new, np.int64)
             names, paths = self.name.values, self.path.values

@@ -131,6 +131,11 @@ def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order()
     cols = SymbolColumns.of(given)
     assert cols.symbols(range(len(given))) == given
     assert cols.symbol(1) is cols.symbol(1)  # one object a row, once made
+    many = SymbolColumns.of([at("f", f"f{i}", "m.py", i) for i in range(1, 20_000)])
+    assert [s.qualified_name for s in many.symbols(range(0, 19_999, 2))][-1] == "f19999"
+    assert [s.qualified_name for s in many.symbols(range(1, 19_999, 2))][-1] == "f19998"
+    assert many.made <= 16_384  # at most half the rows kept as objects (here the floor)
+    assert many.symbol(7).qualified_name == "f8" and many.symbols([3, 3])[0].qualified_name == "f4"
     again = concat(
         [(cols, np.array([3, 0], np.int32)), (SymbolColumns.of(given[1:3]), np.array([1], np.int32))]
     )
