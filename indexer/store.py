@@ -46,7 +46,7 @@ from .faults import crash_point, fail_point
 from .heap import arrow_on_system_pool
 from .lease import is_lease_table
 from .locate import index_exists_at, index_uri
-from .model import Chunk, FileRecord, FileStatus, FileWrite, Position, Symbol
+from .model import Chunk, FileRecord, FileStatus, FileWrite, Symbol
 from .objectstore import storage_options as default_storage_options
 from .rows import (
     CHUNK_COLUMNS,
@@ -66,11 +66,11 @@ from .rows import (
     meta_schema,
     sql_str,
     symbol_from_row,
-    symbols_from_table,
     symbols_schema,
     symbols_table,
     vectors_to_arrow,
 )
+from .symtab import SymbolColumns
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -168,7 +168,7 @@ class Store:
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._meta: tuple[int, IndexMeta | None] | None = None
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
-        self._all_symbols: tuple[int, list[Symbol]] | None = None
+        self._all_symbols: tuple[int, SymbolColumns] | None = None
         self._all_symbols_lock = threading.Lock()
         own = EmbedCache(self._db, uri)
         self.cache = (shared_cache(cache_dir, own) if cache_dir else None) or own
@@ -315,10 +315,11 @@ class Store:
             zip(cols.column("path").to_pylist(), cols.column("content_hash").to_pylist(), strict=True)
         )
 
-    def all_symbols(self) -> list[Symbol]:
-        """Every stored symbol, the same objects for every caller until the symbols table's
-        next commit: the symbol index and the graph share one copy (~65 MiB of the stdlib's
-        129k symbols) instead of building one each. Callers must not mutate the list."""
+    def all_symbols(self) -> SymbolColumns:
+        """Every stored symbol as columns (``Symbol`` objects made per row as read), the same
+        object for every caller until the symbols table's next commit: the symbol index and
+        the graph share one copy (~12 MiB of the stdlib's 129k symbols; as objects they took
+        ~48). Callers must not change it."""
         with self._all_symbols_lock:
             tbl = self._table(SYMBOLS)
             version = tbl.version
@@ -328,11 +329,7 @@ class Store:
             # ~20 MiB of strings on the stdlib that the Arrow read left behind)
             reader = tbl.search().select(list(SYMBOL_COLUMNS)).limit(None).to_batches(_SYMBOL_BATCH)
             with arrow_on_system_pool():
-                positions: dict[tuple[int, int], Position] = {}
-                symbols = [
-                    s for b in reader for s in symbols_from_table(pa.Table.from_batches([b]), positions)
-                ]
-                del positions
+                symbols = SymbolColumns.read(reader)
             # a commit between reading the version and the rows: answer, but do not remember
             self._all_symbols = (version, symbols) if tbl.version == version else None
             return symbols

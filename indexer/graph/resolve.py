@@ -191,7 +191,7 @@ class Resolver:
         return None
 
     def own_member(self, cls: Symbol, name: str) -> Symbol | None:
-        for s in self.snap.members.get((cls.path, cls.qualified_name), []):
+        for s in self.snap.members_of(cls.path, cls.qualified_name):
             if s.name == name:
                 return s
         for e in self.snap.imports_binding(cls.path, name):
@@ -199,7 +199,7 @@ class Resolver:
                 found = self.import_target(e, 0)
                 return found if isinstance(found, Symbol) else None
         fam = family(cls.language)
-        for s in self.snap.detached.get(cls.qualified_name, []):
+        for s in self.snap.detached_of(cls.qualified_name):
             if s.name == name and family(s.language) == fam and self._same_owner(s, cls):
                 return s
         return None
@@ -207,10 +207,10 @@ class Resolver:
     def own_members(self, cls: Symbol) -> list[Symbol]:
         """Members defined in the class itself and its extensions / impls."""
         fam = family(cls.language)
-        out = list(self.snap.members.get((cls.path, cls.qualified_name), []))
+        out = list(self.snap.members_of(cls.path, cls.qualified_name))
         out += [
             s
-            for s in self.snap.detached.get(cls.qualified_name, [])
+            for s in self.snap.detached_of(cls.qualified_name)
             if family(s.language) == fam and self._same_owner(s, cls)
         ]
         return out

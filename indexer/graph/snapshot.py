@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..heap import arrow_on_system_pool, keep_long_lived, release_memory, shared_int
+from ..heap import arrow_on_system_pool, keep_long_lived, release_memory
 from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..rows import in_filters, symbols_from_table
+from ..rows import SYMBOL_COLUMNS, in_filters
 from ..store import EDGES, FILES, SYMBOLS, Store
+from ..symtab import HashIndex, SymbolColumns, SymbolRows, concat, group_starts
 from .columns import (
     EDGE_COLUMNS,
     KIND_CODE,
@@ -45,6 +46,9 @@ TYPE_KINDS = frozenset(
 )
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
+_KIND_OF = {int(k): k for k in SymbolKind}
+_NO_ROWS: Rows = np.zeros(0, np.int32)
+_REMEMBERED = 100_000  # lookups of each kind remembered (see ``Snapshot.symbol``)
 _FULL_RELOAD = 300  # more changed files than this: read whole tables
 _BATCH = 65_536  # edge rows read at a time
 
@@ -52,12 +56,13 @@ _BATCH = 65_536  # edge rows read at a time
 @dataclass(slots=True)
 class FileGraph:
     """One file's definitions and references. ``edges`` are what ``Snapshot.of`` is given;
-    a snapshot holds every file's edges as columns (``Snapshot.edges_of`` reads them)."""
+    a snapshot holds every file's edges as columns (``Snapshot.edges_of`` reads them), and
+    its symbols as rows of the snapshot's ``SymbolColumns`` (``SymbolRows``)."""
 
     path: str
     language: str
     content_hash: str
-    symbols: list[Symbol] = field(default_factory=list)
+    symbols: Sequence[Symbol] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
 
 
@@ -154,6 +159,10 @@ class Snapshot:
         """A snapshot of given files, with no store behind it (tests, one-off tools)."""
         snap = cls(None)
         snap.files = {f.path: f for f in files}
+        for f in snap.files.values():
+            if not isinstance(f.symbols, SymbolRows):
+                cols = SymbolColumns.of(f.symbols)
+                f.symbols = SymbolRows(cols, np.arange(len(cols), dtype=np.int32))
         edges = [e for f in snap.files.values() for e in f.edges if e.path == f.path]
         snap._set_edges(encode(edges_arrow(edges).to_batches()), set(snap.files))
         for f in snap.files.values():
@@ -167,7 +176,7 @@ class Snapshot:
         assert self.store is not None
         fresh = {p: FileGraph(p, want[p][0], want[p][1]) for p in paths}
         edges = self.store.table(EDGES)
-        if len(paths) > _FULL_RELOAD:  # the symbols are the symbol index's own objects
+        if len(paths) > _FULL_RELOAD:  # the symbols are the symbol index's own columns
             self._fill(fresh, self.store.all_symbols())
             reader = edges.search().select(list(EDGE_COLUMNS)).limit(None).to_batches(_BATCH)
             table = encode(reader)
@@ -175,7 +184,7 @@ class Snapshot:
             parts = []
             for flt in in_filters("path", list(paths)):
                 sym_rows = self.store.table(SYMBOLS).search().where(flt).limit(None).to_arrow()
-                self._fill(fresh, symbols_from_table(sym_rows))
+                self._fill(fresh, SymbolColumns(sym_rows.select(list(SYMBOL_COLUMNS))))
                 parts.append(
                     encode(edges.search().where(flt).select(list(EDGE_COLUMNS)).limit(None).to_batches())
                 )
@@ -184,11 +193,13 @@ class Snapshot:
         return table
 
     @staticmethod
-    def _fill(fresh: dict[str, FileGraph], symbols: Iterable[Symbol]) -> None:
-        for sym in symbols:
-            fg = fresh.get(sym.path)
+    def _fill(fresh: dict[str, FileGraph], cols: SymbolColumns) -> None:
+        """Each fresh file's symbols: its rows of ``cols``, in their order."""
+        order, starts = group_starts(cols.path.ids, len(cols.path.values))
+        for k, path in enumerate(cols.path.values):
+            fg = fresh.get(path)
             if fg is not None:
-                fg.symbols.append(sym)
+                fg.symbols = SymbolRows(cols, order[starts[k] : starts[k + 1]])
 
     def _set_edges(self, new: pa.Table | None, fresh: set[str]) -> None:
         """The edge columns again: the kept files' rows, then ``new``'s rows of the files in
@@ -225,11 +236,19 @@ class Snapshot:
     # ----- lookups ---------------------------------------------------------------
 
     def _reset_lookups(self) -> None:
-        self.by_name: dict[str, list[Symbol]] = defaultdict(list)
-        self.by_qname: dict[tuple[str, str], Symbol] = {}
-        self.members: dict[tuple[str, str], list[Symbol]] = defaultdict(list)
+        # every file's symbols as rows of one ``SymbolColumns`` (``_symbol_lookups``)
+        self.symtab = SymbolColumns.of(())
+        nothing = np.zeros(0, np.int32)
+        self._sym_order = nothing  # rows in the files' order, each file's in its own
+        self._by_name = self._name_starts = nothing
+        self._by_qname = HashIndex(np.zeros(0, np.int64), nothing)
+        self._member_keys = np.zeros(0, np.int64)
+        self._members = self._member_starts = nothing
         # members whose container has no symbol in their file: impl / extension / Go receiver methods
-        self.detached: dict[str, list[Symbol]] = defaultdict(list)
+        self.detached: dict[str, list[int]] = defaultdict(list)
+        self._rows_by_qname: dict[tuple[str, str], int] = {}
+        self._named: dict[str, list[Symbol]] = {}
+        self._members_found: dict[tuple[str, str], list[Symbol]] = {}
         self.python_modules: dict[str, str] = {}
         self.module_names: dict[str, str] = {}  # path → its dotted name from the package root
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
@@ -245,7 +264,11 @@ class Snapshot:
         self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)
         # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
         # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
-        self._binding_ids: dict[tuple[str, str, str], int] = {}
+        # a group id per (path, scope, name) key: the keys hashed (``HashIndex``), each group's
+        # key kept as three interned strings to check a found one against (a dict of the
+        # tuples took ~16 MiB for the stdlib's 140k keys)
+        self._binding_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
+        self._binding_keys_of: tuple[list[str], list[str], list[str]] = ([], [], [])
         # attribute name → the (path, class or extension scope) that type it
         self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -266,20 +289,68 @@ class Snapshot:
                 parts = mod.split(".")
                 for i in range(1, len(parts)):
                     self.module_suffixes[".".join(parts[i:])].append(path)
-            qnames = set()
-            for s in fg.symbols:
-                self.by_name[s.name].append(s)
-                qnames.add(s.qualified_name)
-                self.by_qname.setdefault((path, s.qualified_name), s)
-            for s in fg.symbols:
-                if s.container:
-                    self.members[(path, s.container)].append(s)
-                    if s.container not in qnames:
-                        self.detached[s.container].append(s)
+        self._symbol_lookups()
         for rooted, paths in rooted_paths.items():  # `import click.core` for src/click/core.py
             if len(paths) == 1:
                 self.python_modules.setdefault(rooted, paths[0])
         self._build_edge_lookups()
+        # what building asked (a scope's kind for every marked edge) is not worth remembering
+        self._rows_by_qname.clear()
+
+    def _symbol_lookups(self) -> None:
+        """Every file's symbols as rows of one ``SymbolColumns`` (the store's own, shared with
+        the symbol index, after a full read; else the kept and fresh files' rows put together)
+        and the lookups over them: rows grouped by name, by (path, container), and hashed by
+        (path, qualified name)."""
+        views = [fg.symbols for fg in self.files.values()]
+        sources = {id(v.columns): v.columns for v in views if isinstance(v, SymbolRows)}
+        if len(sources) == 1:
+            (cols,) = sources.values()
+        else:
+            cols = concat([(v.columns, v.rows) for v in views if isinstance(v, SymbolRows)])
+            at = 0
+            for fg in self.files.values():
+                n = len(fg.symbols)
+                fg.symbols = SymbolRows(cols, np.arange(at, at + n, dtype=np.int32))
+                at += n
+        self.symtab = cols
+        parts = [fg.symbols.rows for fg in self.files.values() if isinstance(fg.symbols, SymbolRows)]
+        order = np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, np.int32)
+        self._sym_order = order
+        n = len(order)
+        by, self._name_starts = group_starts(cols.name.ids[order], len(cols.name.values))
+        self._by_name = order[by]
+        path_ids = cols.path.ids[order]
+        qual = cols.qualified
+        hashes = np.fromiter(
+            (hash((p, qual[r])) for p, r in zip(path_ids.tolist(), order.tolist(), strict=True)), np.int64, n
+        )
+        self._by_qname = HashIndex(hashes, order)
+        cont_ids = cols.container.ids[order]
+        has = np.flatnonzero(cont_ids != cols.container.id(""))
+        width = max(len(cols.container.values), 1)
+        pair = path_ids[has].astype(np.int64) * width + cont_ids[has]
+        self._member_keys, inverse = np.unique(pair, return_inverse=True)
+        by, self._member_starts = group_starts(inverse.reshape(-1), len(self._member_keys))
+        self._members = order[has[by]]
+        homed = [
+            self._qname_row(p, cols.container.values[c]) >= 0
+            for p, c in (divmod(int(k), width) for k in self._member_keys.tolist())
+        ]
+        for k, i in zip(inverse.reshape(-1).tolist(), has.tolist(), strict=True):
+            if not homed[k]:
+                row = int(order[i])
+                self.detached[cols.container[row]].append(row)
+
+    def _qname_row(self, path_id: int, qualified: str) -> int:
+        """The first row (in the files' order) of that path id and qualified name; -1 if none."""
+        cols = self.symtab
+        want = b""
+        for r in self._by_qname.get((path_id, qualified)).tolist():
+            want = want or qualified.encode("utf-8", "surrogatepass")
+            if cols.path.ids[r] == path_id and cols.qualified.raw(r) == want:
+                return int(r)
+        return -1
 
     def _build_edge_lookups(self) -> None:
         """Rows by key for the non-import edges; the import edges (4% of the stdlib's, read
@@ -309,12 +380,17 @@ class Snapshot:
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
         groups: list[int] = []
         members: list[int] = []
-        ids = self._binding_ids
+        ids: dict[tuple[str, str, str], int] = {}  # while building only
         for row, (path, scope, alias) in zip(marked.tolist(), c.places(marked), strict=True):
             for key in self._binding_keys(path, scope, alias):
-                groups.append(ids.setdefault(key, shared_int(len(ids))))
+                groups.append(ids.setdefault(key, len(ids)))
                 members.append(row)
         self._bindings = Groups(np.asarray(groups, np.int64), np.asarray(members, np.int32), len(ids))
+        del groups, members
+        hashes = np.fromiter((hash(k) for k in ids), np.int64, len(ids))
+        self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
+        self._binding_keys_of = ([k[0] for k in ids], [k[1] for k in ids], [k[2] for k in ids])
+        del ids
 
     def _binding_keys(self, path: str, from_symbol: str, alias: str) -> list[tuple[str, str, str]]:
         """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
@@ -330,8 +406,8 @@ class Snapshot:
             if not other_scope:
                 scope = here
             if name.startswith("self."):
-                owner = self.by_qname.get((path, scope))
-                if owner is not None and owner.kind not in TYPE_KINDS:
+                owner = self.kind_of(path, scope)
+                if owner is not None and owner not in TYPE_KINDS:
                     scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
                 self.attributes[name[5:]].append((path, scope))
             out.append((path, sys.intern(scope), sys.intern(name)))
@@ -340,8 +416,8 @@ class Snapshot:
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""
         while scope:
-            s = self.by_qname.get((path, scope))
-            if s is None or s.kind not in _VALUE_KINDS:
+            kind = self.kind_of(path, scope)
+            if kind is None or kind not in _VALUE_KINDS:
                 break
             scope = scope.rpartition(".")[0]
         return scope
@@ -392,12 +468,19 @@ class Snapshot:
         return self.imports_by_name.get(name, [])
 
     def has_binding(self, path: str, scope: str, name: str) -> bool:
-        return (path, scope, name) in self._binding_ids
+        return self._binding_group(path, scope, name) >= 0
 
     def binding_edges(self, path: str, scope: str, name: str) -> list[Edge]:
         """The marked edges that type ``name`` in ``scope`` of ``path``."""
-        gid = self._binding_ids.get((path, scope, name))
-        return [] if gid is None else self.edges(self._bindings.get(gid))
+        gid = self._binding_group(path, scope, name)
+        return [] if gid < 0 else self.edges(self._bindings.get(gid))
+
+    def _binding_group(self, path: str, scope: str, name: str) -> int:
+        paths, scopes, names = self._binding_keys_of
+        for g in self._binding_index.get((path, scope, name)).tolist():
+            if paths[g] == path and scopes[g] == scope and names[g] == name:
+                return int(g)
+        return -1
 
     # ----- questions ---------------------------------------------------------------
 
@@ -409,14 +492,71 @@ class Snapshot:
         fg = self.files.get(path)
         return fg.language if fg is not None else ""
 
+    # Lookups asked again (resolution asks for the same scopes and names over and over)
+    # are remembered until the snapshot changes: only what questions touched, and at most
+    # _REMEMBERED of each kind (then forgotten and remembered afresh).
+
+    def _qname(self, path: str, qualified_name: str) -> int:
+        key = (path, qualified_name)
+        row = self._rows_by_qname.get(key)
+        if row is None:
+            p = self.symtab.path.id(path)
+            row = self._qname_row(p, qualified_name) if p >= 0 else -1
+            if len(self._rows_by_qname) >= _REMEMBERED:
+                self._rows_by_qname.clear()
+            self._rows_by_qname[key] = row
+        return row
+
     def symbol(self, path: str, qualified_name: str) -> Symbol | None:
-        return self.by_qname.get((path, qualified_name))
+        row = self._qname(path, qualified_name)
+        return self.symtab.symbol(row) if row >= 0 else None
+
+    def kind_of(self, path: str, qualified_name: str) -> SymbolKind | None:
+        """``symbol(path, qualified_name).kind``, without making the ``Symbol``."""
+        row = self._qname(path, qualified_name)
+        return _KIND_OF[int(self.symtab.kind[row])] if row >= 0 else None
 
     def symbols_named(self, name: str) -> list[Symbol]:
-        return self.by_name.get(name, [])
+        """The symbols named ``name``, in the files' order (a list the caller must not change)."""
+        found = self._named.get(name)
+        if found is None:
+            k = self.symtab.name.id(name)
+            rows = self._by_name[self._name_starts[k] : self._name_starts[k + 1]] if k >= 0 else _NO_ROWS
+            found = self.symtab.symbols(rows)
+            if len(self._named) >= _REMEMBERED:
+                self._named.clear()
+            self._named[name] = found
+        return found
+
+    def members_of(self, path: str, container: str) -> list[Symbol]:
+        """The symbols whose container is ``container`` in ``path``, in the file's order (a
+        list the caller must not change)."""
+        found = self._members_found.get((path, container))
+        if found is None:
+            found = self._members_of(path, container)
+            if len(self._members_found) >= _REMEMBERED:
+                self._members_found.clear()
+            self._members_found[(path, container)] = found
+        return found
+
+    def _members_of(self, path: str, container: str) -> list[Symbol]:
+        cols = self.symtab
+        p, c = cols.path.id(path), cols.container.id(container)
+        if p < 0 or c < 0:
+            return []
+        key = p * max(len(cols.container.values), 1) + c
+        k = int(np.searchsorted(self._member_keys, key))
+        if k == len(self._member_keys) or self._member_keys[k] != key:
+            return []
+        return cols.symbols(self._members[self._member_starts[k] : self._member_starts[k + 1]])
+
+    def detached_of(self, container: str) -> list[Symbol]:
+        """Members of ``container`` declared in files where no symbol has that name."""
+        rows = self.detached.get(container)
+        return self.symtab.symbols(rows) if rows else []
 
     def top_level(self, path: str, name: str) -> Symbol | None:
-        return self.by_qname.get((path, name))
+        return self.symbol(path, name)
 
     def edge_rows_of(
         self, path: str, kinds: Collection[EdgeKind] | None = None, lines: tuple[int, int] | None = None
@@ -439,7 +579,7 @@ class Snapshot:
         """A file's edges (see ``edge_rows_of``)."""
         return self.edges(self.edge_rows_of(path, kinds, lines))
 
-    def symbols_of(self, path: str) -> list[Symbol]:
+    def symbols_of(self, path: str) -> Sequence[Symbol]:
         fg = self.files.get(path)
         return fg.symbols if fg is not None else []
 

@@ -22,11 +22,13 @@ from ..model import Symbol, SymbolKind
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store, fetch
+from ..symtab import HashIndex, SymbolColumns, SymbolRows, group_starts
 from . import bounds
 from .bounds import check_int, check_query
 
 MAX_LIMIT = 10_000  # names per answer: beyond it a request is a mistake
 
+_KIND_OF = {int(k): k for k in SymbolKind}
 _CONTAINER_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.MODULE}
 )
@@ -63,86 +65,128 @@ class SymbolHit:
     score: float  # in [0, 1]
 
 
-class _Keyed:
-    """Row numbers by a string key: the distinct keys sorted, the rows grouped by key in
-    one int array (a dict of lists of ints took ~25 MiB for the stdlib's 129k names)."""
-
-    __slots__ = ("keys", "rows", "starts")
-
-    def __init__(self, keys: Sequence[str]) -> None:
-        order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: each key's rows ascending
-        self.rows = np.array(order, np.int32)
-        self.keys: list[str] = []
-        starts: list[int] = []
-        prev: str | None = None
-        for j, i in enumerate(order):
-            if keys[i] != prev:
-                prev = keys[i]
-                self.keys.append(prev)
-                starts.append(j)
-        starts.append(len(order))
-        self.starts = np.array(starts, np.int32)
-
-    def get(self, key: str) -> list[int]:
-        k = bisect.bisect_left(self.keys, key)
-        if k == len(self.keys) or self.keys[k] != key:
-            return []
-        found: list[int] = self.rows[self.starts[k] : self.starts[k + 1]].tolist()
-        return found
-
-
 class NameTable:
     """Symbols held in memory and matched by name: sorted keys for exact and prefix
     matches, one joined string (a line per name) for the scans, so loops run in C.
     The camel-hump and fuzzy scans use RE2: its linear-time automaton scans the 1 MB
     of stdlib names in a few ms where ``re`` backtracks through every line (0.2-1 s
-    for a long fuzzy query)."""
+    for a long fuzzy query).
 
-    def __init__(self, symbols: Iterable[Symbol]) -> None:
-        ordered = sorted(symbols, key=lambda s: (s.path, s.range.start.line, s.range.start.column))
-        self.symbols = ordered
-        intern = sys.intern  # lower-case names repeat (129k stdlib symbols, far fewer names)
-        self._lower = [intern(sym.name.lower()) for sym in ordered]
-        self._by_name = _Keyed([sym.name for sym in ordered])
-        self._by_qualified = _Keyed([sym.qualified_name for sym in ordered])
-        self._members: dict[tuple[str, str], list[int]] = {}
-        for i, sym in enumerate(ordered):
-            if sym.container:
-                self._members.setdefault((sym.path, sym.container), []).append(i)
+    The symbols are columns (``SymbolColumns``, shared with the graph when they are
+    ``Store.all_symbols``): an index here is a row of ``order``, and ``symbols[i]`` makes
+    the ``Symbol`` only when an answer reads it."""
+
+    def __init__(self, symbols: SymbolColumns | Iterable[Symbol]) -> None:
+        cols = symbols if isinstance(symbols, SymbolColumns) else SymbolColumns.of(symbols)
+        self.columns = cols
+        pos = cols.pos
+        # by (path, start line, start column), ties in the table's order (a stable sort)
+        order = np.lexsort((pos[:, 1], pos[:, 0], cols.path.ids)).astype(np.int32)
+        self._order = order
+        self.symbols = SymbolRows(cols, order)
+        n = len(order)
+        name_ids = cols.name.ids[order]
+        self._name_ids = name_ids
+        self._path_ids = cols.path.ids[order]
+        self._cont_ids = cols.container.ids[order]
+        # lower-case names: one id per distinct one, in sorted order
+        intern = sys.intern  # most names are lower-case already: then the same object
+        lowers = [intern(n_.lower()) for n_ in cols.name.values]
+        self._lower_values: list[str] = sorted(set(lowers))
+        rank = {v: i for i, v in enumerate(self._lower_values)}
+        lower_of_name = np.array([rank[v] for v in lowers] or [0], np.int32)
+        self._lower_ids = lower_of_name[name_ids] if n else np.zeros(0, np.int32)
+        self._lower_len = np.array([len(v) for v in self._lower_values] or [0], np.int32)
+        # rows by name (exact), by lower-case name (prefix runs): each group's rows ascending
+        self._by_name, self._name_starts = group_starts(name_ids, len(cols.name.values))
+        self._by_lower, self._lower_starts = group_starts(self._lower_ids, len(self._lower_values))
+        quals = [cols.qualified[int(r)] for r in order.tolist()]
+        self._by_qualified = HashIndex(
+            np.fromiter((hash(q) for q in quals), np.int64, n), np.arange(n, dtype=np.int32)
+        )
+        # members by (path, container): one key per distinct pair
+        has = np.flatnonzero(self._cont_ids != cols.container.id("")).astype(np.int32)
+        width = max(len(cols.container.values), 1)
+        pair = self._path_ids[has].astype(np.int64) * width + self._cont_ids[has]
+        self._member_keys, inverse = np.unique(pair, return_inverse=True)
+        self._members, self._member_starts = group_starts(inverse.reshape(-1), len(self._member_keys))
+        self._members = has[self._members]
         # members declared away from their type (Swift / Kotlin / C# extensions, Rust impls in
         # another file): by the container's qualified name and language
         self._detached: dict[tuple[str, str], list[int]] = {}
-        for i, sym in enumerate(ordered):
-            if sym.container and not any(
-                self.symbols[j].path == sym.path for j in self._by_qualified.get(sym.container)
-            ):
-                self._detached.setdefault((sym.container, sym.language), []).append(i)
-        # lower-case names sorted (ties by row): the prefix matches are a run of them
-        order = sorted(range(len(ordered)), key=self._lower.__getitem__)
-        self._sorted = [self._lower[i] for i in order]
-        self._sorted_rows = np.array(order, np.int32)
+        homed: dict[int, bool] = {}
+        for k, key in enumerate(self._member_keys.tolist()):
+            p, c = divmod(key, width)
+            container = cols.container.values[c]
+            homed[k] = any(int(self._path_ids[j]) == p for j in self.qualified(container))
+        for k, at in enumerate(inverse.reshape(-1).tolist()):
+            if not homed[at]:
+                i = int(has[k])
+                row = int(order[i])
+                key2 = (cols.container[row], cols.language[row])
+                self._detached.setdefault(key2, []).append(i)
+        del quals
         # The scans run on UTF-8 bytes: RE2 reports byte offsets, and converting each
         # back to a character offset costs more than the scan itself.
-        names = [sym.name.replace("\n", " ") for sym in ordered]
+        names = [cols.name.values[i].replace("\n", " ") for i in name_ids.tolist()]
         self._joined = "\n".join(names).encode("utf-8")
         self._ascii = self._joined.isascii()  # the camel-hump scan can use ASCII classes
-        self._joined_lower = "\n".join(n.lower() for n in names).encode("utf-8")
+        self._joined_lower = "\n".join(n_.lower() for n_ in names).encode("utf-8")
         self._offsets = np.array(_line_offsets(names), np.int64)
-        self._offsets_lower = np.array(_line_offsets(n.lower() for n in names), np.int64)
+        self._offsets_lower = np.array(_line_offsets(n_.lower() for n_ in names), np.int64)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def path(self, i: int) -> str:
+        """The path of entry ``i`` (no ``Symbol`` made)."""
+        return self.columns.path.values[int(self._path_ids[i])]
+
+    def _lower(self, i: int) -> str:
+        return self._lower_values[int(self._lower_ids[i])]
+
+    def _by_rank(self, found: list[int]) -> list[int]:
+        """``found`` with shorter names first, then in the table's order."""
+        if len(found) < 2:
+            return found
+        at = np.asarray(found, np.int64)
+        ranked: list[int] = at[np.lexsort((at, self._lower_len[self._lower_ids[at]]))].tolist()
+        return ranked
+
+    def named(self, name: str) -> list[int]:
+        k = self.columns.name.id(name)
+        if k < 0:
+            return []
+        found: list[int] = self._by_name[self._name_starts[k] : self._name_starts[k + 1]].tolist()
+        return found
 
     def qualified(self, name: str) -> list[int]:
-        return self._by_qualified.get(name)
+        quals, order = self.columns.qualified, self._order
+        return [i for i in self._by_qualified.get(name).tolist() if quals[int(order[i])] == name]
+
+    def _member_rows(self, path: str, container: str) -> list[int]:
+        p, c = self.columns.path.id(path), self.columns.container.id(container)
+        if p < 0 or c < 0:
+            return []
+        key = p * max(len(self.columns.container.values), 1) + c
+        k = int(np.searchsorted(self._member_keys, key))
+        if k == len(self._member_keys) or self._member_keys[k] != key:
+            return []
+        found: list[int] = self._members[self._member_starts[k] : self._member_starts[k + 1]].tolist()
+        return found
 
     def members(self, sym: Symbol) -> list[Symbol]:
         """Members in the type's own file, then those its extensions declare elsewhere, when
         no other type of that language has the same qualified name."""
-        own = [self.symbols[i] for i in self._members.get((sym.path, sym.qualified_name), [])]
+        own = [self.symbols[i] for i in self._member_rows(sym.path, sym.qualified_name)]
         away = self._detached.get((sym.qualified_name, sym.language), [])
         if away:
+            cols, order = self.columns, self._order
             namesakes = [
                 j
-                for j in self._by_qualified.get(sym.qualified_name)
-                if self.symbols[j].language == sym.language and self.symbols[j].kind in _CONTAINER_KINDS
+                for j in self.qualified(sym.qualified_name)
+                if cols.language[int(order[j])] == sym.language
+                and _KIND_OF.get(int(cols.kind[order[j]])) in _CONTAINER_KINDS
             ]
             if len(namesakes) == 1:
                 own += [self.symbols[i] for i in away]
@@ -163,7 +207,7 @@ class NameTable:
 
     def _find_all(self, needle: str) -> list[int]:
         if not needle:  # every name (``Outer.`` asks for the name ""); none of an empty table
-            return list(range(len(self._lower)))
+            return list(range(len(self)))
         positions = []
         raw = needle.encode("utf-8")
         at = self._joined_lower.find(raw)
@@ -181,28 +225,29 @@ class NameTable:
         seen: set[int] = set()
 
         def add(i: int, m: SymbolMatch) -> bool:
-            if i not in seen and (not skip_paths or self.symbols[i].path not in skip_paths):
+            if i not in seen and (not skip_paths or self.path(i) not in skip_paths):
                 seen.add(i)
                 out.append((i, m))
             return len(out) >= limit
 
-        for i in self._by_name.get(query):
+        for i in self.named(query):
             if add(i, SymbolMatch.EXACT):
                 return out
         prefix: list[int] = []
-        names, rows = self._sorted, self._sorted_rows
-        for j in range(bisect.bisect_left(names, q), len(names)):
-            name = names[j]
+        values, bounds_, rows = self._lower_values, self._lower_starts, self._by_lower
+        for k in range(bisect.bisect_left(values, q), len(values)):
+            name = values[k]
             if not name.startswith(q):
                 break
-            i = int(rows[j])
+            group: list[int] = rows[bounds_[k] : bounds_[k + 1]].tolist()
             if name == q:
-                if add(i, SymbolMatch.EXACT_CASE_INSENSITIVE):
-                    return out
+                for i in group:
+                    if add(i, SymbolMatch.EXACT_CASE_INSENSITIVE):
+                        return out
             else:
-                prefix.append(i)
+                prefix.extend(group)
         # shorter names first: `load` before `loads_with_hooks` for "lo"
-        for i in sorted(prefix, key=lambda i: (len(self._lower[i]), i)):
+        for i in self._by_rank(prefix):
             if add(i, SymbolMatch.PREFIX):
                 return out
         # Camel-hump always when the query has humps; fuzzy only while few matched. A
@@ -221,7 +266,7 @@ class NameTable:
                 self._offsets_lower, (m.start() for m in fuzzy.finditer(self._joined_lower))
             )
         for match, found in sorted(later.items()):
-            for i in sorted(found, key=lambda i: (len(self._lower[i]), i)):
+            for i in self._by_rank(found):
                 if add(i, match):
                     return out
         return out
@@ -417,9 +462,7 @@ def find_symbols(
     for t, (table, skipped) in enumerate(zip(tables, skips, strict=True)):
         if "." in query:
             found += [
-                (SymbolMatch.QUALIFIED, t, i)
-                for i in table.qualified(query)
-                if table.symbols[i].path not in skipped
+                (SymbolMatch.QUALIFIED, t, i) for i in table.qualified(query) if table.path(i) not in skipped
             ]
         found += [(m, t, i) for i, m in table.candidates(name, limit, skipped)]
     found.sort(key=lambda f: f[0])  # stable: the index before the overlay at equal match

@@ -45,6 +45,8 @@ def test_symbol_index_and_graph_share_one_copy_of_the_symbols(
     index = SymbolIndex(store)
     graph = Graph(store)
     graph.refresh()
+    # one copy of the columns, and one ``Symbol`` object a row whoever reads it
+    assert index.table().columns is graph.snapshot.symtab is store.all_symbols()
     in_index = {id(s) for s in index.table().symbols}
     in_graph = [s for fg in graph.snapshot.files.values() for s in fg.symbols]
     assert len(in_graph) == len(in_index) > 5
@@ -101,7 +103,7 @@ def _graph_view(g: Graph) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("full_reload", [300, 0])
-def test_graph_holds_edges_as_columns_and_a_reload_of_changed_files_answers_as_a_fresh_read(
+def test_graph_holds_edges_and_symbols_as_columns_and_a_reload_of_changed_files_answers_as_a_fresh_read(
     shop: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, full_reload: int
 ) -> None:
     monkeypatch.setattr(graph_snapshot, "_FULL_RELOAD", full_reload)  # 0: whole tables
@@ -120,6 +122,9 @@ def test_graph_holds_edges_as_columns_and_a_reload_of_changed_files_answers_as_a
     assert sum(isinstance(o, Edge) for o in gc.get_objects()) <= imports + len(
         {id(e) for es in kept.snapshot.imports_by_name.values() for e in es}
     )
+    # the symbols are columns too: building the lookups makes no Symbol object
+    assert len(kept.snapshot.symtab) >= 5 and kept.snapshot.symtab.made == 0
+    assert kept.snapshot.symbols_named("total") and kept.snapshot.symtab.made == 1
     # one file edited, one added, one removed: the kept graph re-reads those and keeps the rest
     (shop / "shop" / "totals.py").write_text("def total(lines):\n    return 0\n")
     (shop / "shop" / "pricing.py").write_text(

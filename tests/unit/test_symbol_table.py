@@ -3,8 +3,11 @@ RE2 runs on UTF-8 bytes, so every offset must map back to the right name."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from codesift.indexer.model import Position, Span, Symbol, SymbolKind
 from codesift.indexer.search.symbols import NameTable, SymbolMatch
+from codesift.indexer.symtab import SymbolColumns, concat
 
 
 def sym(name: str, line: int) -> Symbol:
@@ -109,3 +112,40 @@ def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names(
         assert [m.start() for m in fast.finditer(joined)] == starts, q
         found += len(starts)
     assert found > 100  # the comparison covered real matches
+
+
+def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order() -> None:
+    def at(name: str, qualified: str, path: str, line: int, container: str = "") -> Symbol:
+        span = Span(Position(line, 4), Position(line + 2, 70_000))  # a column past 16 bits
+        sel = Span(Position(line, 8), Position(line, 8 + len(name)))
+        return Symbol(
+            name, qualified, SymbolKind.CLASS, path, "python", span, sel, container, f"{path}:{line}"
+        )
+
+    given = [
+        at("größe", "größe", "b.py", 3),
+        at("run", "größe.run", "b.py", 5, "größe"),
+        at("x", "x", "a/\udcff.py", 1),  # a path that did not decode: kept as its surrogates
+        at("run", "A.run", "a.py", 9, "A"),
+    ]
+    cols = SymbolColumns.of(given)
+    assert cols.symbols(range(len(given))) == given
+    assert cols.symbol(1) is cols.symbol(1)  # one object a row, once made
+    many = SymbolColumns.of([at("f", f"f{i}", "m.py", i) for i in range(1, 20_000)])
+    assert [s.qualified_name for s in many.symbols(range(0, 19_999, 2))][-1] == "f19999"
+    assert [s.qualified_name for s in many.symbols(range(1, 19_999, 2))][-1] == "f19998"
+    assert many.made <= 16_384  # at most half the rows kept as objects (here the floor)
+    assert many.symbol(7).qualified_name == "f8" and many.symbols([3, 3])[0].qualified_name == "f4"
+    again = concat(
+        [(cols, np.array([3, 0], np.int32)), (SymbolColumns.of(given[1:3]), np.array([1], np.int32))]
+    )
+    assert again.symbols(range(3)) == [given[3], given[0], given[2]]
+    table = NameTable(cols)  # by path, then line
+    assert [table.symbols[i].qualified_name for i in range(len(table))] == [
+        "A.run",
+        "x",
+        "größe",
+        "größe.run",
+    ]
+    assert [table.symbols[i].name for i in table.qualified("größe.run")] == ["run"]
+    assert [m.qualified_name for m in table.members(given[0])] == ["größe.run"]
