@@ -113,6 +113,7 @@ class Resolver:
         self.snap = snapshot
         self._generation = -1
         self._memo: dict[tuple[str, int, int, str, EdgeKind], Resolution] = {}
+        self._resolving: set[tuple[str, int, int, str, EdgeKind]] = set()  # being resolved now
         self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
         self._types: dict[tuple[str, str, str], Symbol | None] = {}
@@ -133,7 +134,16 @@ class Resolver:
         key = (edge.path, edge.line, edge.column, edge.to_name, edge.kind)
         found = self._memo.get(key)
         if found is None:
-            found = self._resolve(edge)
+            if key in self._resolving:
+                # its meaning depends on itself (a local bound from a call whose receiver is
+                # that local: `x = x.__enter__()` through `shared_member`): unresolved, never
+                # guessed. Following it recursed until Python's stack gave out.
+                return _UNRESOLVED
+            self._resolving.add(key)
+            try:
+                found = self._resolve(edge)
+            finally:
+                self._resolving.discard(key)
             self._memo[key] = found
         return found
 

@@ -641,3 +641,28 @@ def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
     assert swift[3] == ("?.configure", None)  # the closure parameter
     assert swift[6] == ("configure", "configure")  # the top-level function
     assert [e.to_name for e in g.snapshot.edges_of("Routes.swift") if e.line == 9][-1] == "?.configure"
+
+
+def test_a_local_rebound_from_its_own_method_call_is_unresolved_not_a_crash() -> None:
+    # `proc = Popen(…)` then `proc = proc.__enter__()` (the stdlib's test_subprocess): the
+    # second binding's type depends on the call it binds; following it recursed until
+    # Python's stack gave out (`callers Popen.__enter__` ended in RecursionError)
+    g = graph_of(
+        {
+            "m.py": """
+                class Res:
+                    def __enter__(self):
+                        return self
+                    def close(self):
+                        pass
+
+                def use():
+                    r = Res()
+                    r = r.__enter__()
+                    r.close()
+                """,
+        }
+    )
+    assert caller_names(g, "Res.__enter__") == set()
+    assert not call_edge(g, "m.py", "r.__enter__").to_symbol
+    assert caller_names(g, "Res.close") == set()
