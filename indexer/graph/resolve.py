@@ -113,7 +113,7 @@ class Resolver:
         self.snap = snapshot
         self._generation = -1
         self._memo: dict[tuple[str, int, int, str, EdgeKind], Resolution] = {}
-        self._resolving: set[tuple[str, int, int, str, EdgeKind]] = set()  # being resolved now
+        self._sharing: set[tuple[str, str, str, str]] = set()  # shared_member questions open now
         self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
         self._types: dict[tuple[str, str, str], Symbol | None] = {}
@@ -134,16 +134,7 @@ class Resolver:
         key = (edge.path, edge.line, edge.column, edge.to_name, edge.kind)
         found = self._memo.get(key)
         if found is None:
-            if key in self._resolving:
-                # its meaning depends on itself (a local bound from a call whose receiver is
-                # that local: `x = x.__enter__()` through `shared_member`): unresolved, never
-                # guessed. Following it recursed until Python's stack gave out.
-                return _UNRESOLVED
-            self._resolving.add(key)
-            try:
-                found = self._resolve(edge)
-            finally:
-                self._resolving.discard(key)
+            found = self._resolve(edge)
             self._memo[key] = found
         return found
 
@@ -399,6 +390,19 @@ class Resolver:
         (``x = A()`` in one branch, ``x = B()`` in another), or it is bound only by calls of
         one function whose returns do (``return|``), and every one of them has the same
         ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
+        key = (path, scope, name, member)
+        if key in self._sharing:
+            # asked again while answering it: `x = x.__enter__()` binds `x` from a call on `x`
+            # itself, so the answer depends on itself — none (following it recursed until
+            # Python's stack gave out)
+            return None
+        self._sharing.add(key)
+        try:
+            return self._shared_member(path, scope, name, member)
+        finally:
+            self._sharing.discard(key)
+
+    def _shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
         scope = self.snap.binding_scope(path, scope)
         edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
         label = name
