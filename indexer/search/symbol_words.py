@@ -66,11 +66,11 @@ def find_by_words(
         index = _Fixed(NameTable(one_shot_symbols(store, *words)))
     best: dict[tuple[str, str, int], tuple[int, SymbolMatch, SymbolHit]] = {}
 
-    def has_every_word(sym: Symbol) -> bool:
-        name = sym.name.lower()
-        return all(w in name for w in words) or all(
-            w in name or w in sym.path.lower() or w in (sym.container or "").lower() for w in words
-        )
+    def has_every_word(name: str, container: str, path: str) -> bool:  # name: lower-case
+        if all(w in name for w in words):
+            return True
+        rest = f"{container.lower()} {path.lower()}"
+        return all(w in name or w in rest for w in words)
 
     for word in words:
         found = find_symbols(

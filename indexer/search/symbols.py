@@ -145,6 +145,11 @@ class NameTable:
     def _lower(self, i: int) -> str:
         return self._lower_values[int(self._lower_ids[i])]
 
+    def where(self, i: int) -> tuple[str, str, str]:
+        """(lower-case name, container, path) of entry ``i`` (no ``Symbol`` made)."""
+        container = self.columns.container.values[int(self._cont_ids[i])]
+        return self._lower(i), container, self.path(i)
+
     def _by_rank(self, found: list[int]) -> list[int]:
         """``found`` with shorter names first, then in the table's order."""
         if len(found) < 2:
@@ -427,7 +432,7 @@ def find_symbols(
     index: SymbolIndex | None = None,
     with_members: bool = True,
     overlay: Mapping[str, Sequence[Symbol]] | None = None,
-    keep: Callable[[Symbol], bool] | None = None,
+    keep: Callable[[str, str, str], bool] | None = None,
 ) -> list[SymbolHit]:
     """Symbols matching ``query``: exact name first, then prefix, camel-hump, substring,
     fuzzy; a class, interface or struct brings its members right after it.
@@ -435,7 +440,8 @@ def find_symbols(
     A dotted query (``Outer.method``) matches qualified names exactly first. Pass a
     long-lived ``index`` to answer from memory. ``overlay`` maps paths with unsaved
     edits to their symbols (``overlay_symbols``): they replace the indexed ones.
-    ``keep`` drops the name matches it says no to before any hit is made of them.
+    ``keep`` (given a match's lower-case name, container and path) drops the matches it
+    says no to before a ``Symbol`` or hit is made of them.
     """
     check_int("limit", limit, 0, bounds.MAX_LIMIT)
     check_query("query", query)
@@ -469,9 +475,9 @@ def find_symbols(
     hits: list[SymbolHit] = []
     seen: set[tuple[str, str, int]] = set()
     for m, t, i in found:
-        sym = tables[t].symbols[i]
-        if keep is not None and not keep(sym):
+        if keep is not None and not keep(*tables[t].where(i)):
             continue
+        sym = tables[t].symbols[i]
         key = (sym.path, sym.qualified_name, sym.range.start.line)
         if key in seen:
             continue
