@@ -35,6 +35,22 @@ def release_memory(*, collect: bool = True) -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def limit_malloc_arenas(arenas: int) -> bool:
+    """Let glibc's malloc make at most ``arenas`` arenas from now on (``mallopt``, the
+    run-time twin of ``MALLOC_ARENA_MAX``); threads that have none yet share those. For
+    a process whose many native threads come later (LanceDB's runtime): its default, 8 a
+    core, gave each thread an arena of its own, and the vectors phase of ``codesift
+    index`` left free memory in one that another could not reuse. Returns whether glibc
+    took it (False off glibc)."""
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
+
+
 def keep_long_lived() -> None:
     """Move every object the cycle collector tracks now into its permanent generation
     (``gc.freeze``): called right after a long-lived in-memory index is built, so a full

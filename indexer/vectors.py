@@ -16,6 +16,7 @@ import numpy.typing as npt
 from .embed import Embedder
 from .errors import EmbedError
 from .faults import crash_point
+from .heap import release_memory
 from .model import FileRecord, embedding_text
 from .progress import Counters, Progress, ProgressFn, no_progress
 from .settings import Settings
@@ -117,6 +118,10 @@ def embed_pending(
                 progress(Progress("embed", done, max(total, done)))
         if done // OPTIMIZE_EVERY_VECTORS != before // OPTIMIZE_EVERY_VECTORS:
             store.optimize()  # rows with new vectors left the FTS index: fold them back in
+        # A commit (LanceDB's merge rewrites the pool's fragments) and an optimize free
+        # tens of MiB that glibc would keep: on the stdlib's 51k chunks RSS grew by ~16 KB
+        # a chunk through the phase without this (docs/DECISIONS.md, "index memory").
+        release_memory(collect=False)
     return done
 
 
@@ -165,6 +170,7 @@ def embed_fast_pending(
             store.set_vectors(ids, np.concatenate(parts), fast.dimension, fast=True)
             done += len(ids)
             counters.fast_embedded += len(ids)
+            release_memory(collect=False)  # what the commit freed (``embed_pending``)
     return done
 
 

@@ -112,10 +112,17 @@ def index(
     lease_s: float | None,
 ) -> None:
     """Build or refresh the index of ROOT (default: the current directory); --to URI publishes it."""
+    import os
+
+    from codesift.indexer.heap import limit_malloc_arenas
     from codesift.indexer.publish import PublishReport, publish
     from codesift.indexer.settings import load_settings
     from codesift.indexer.sync import index_workspace
 
+    from .allocator import ARENAS
+
+    if "MALLOC_ARENA_MAX" not in os.environ:  # the user's choice stands
+        limit_malloc_arenas(ARENAS)
     with engine_errors():
         settings = load_settings(root)
         idx: dict[str, object] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -104,3 +105,36 @@ def test_the_probes_census_places_a_mapped_files_resident_pages_under_its_name(t
         assert bytes(mapped) == data
         census = dict(resident_by_mapping(os.getpid(), top=50))
         assert census[str(path)] >= len(data) / 2**20
+
+
+_ARENAS_PROBE = """
+import ctypes, sys, threading
+from codesift.indexer.heap import limit_malloc_arenas
+if sys.argv[1] == "limit":
+    assert limit_malloc_arenas(1)
+go = threading.Barrier(8)
+def work():
+    go.wait()  # all at once: each would take an arena of its own
+    keep = [bytes(1000 + i) for i in range(2000)]
+    go.wait()
+threads = [threading.Thread(target=work) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+ctypes.CDLL("libc.so.6").malloc_stats()
+"""
+
+
+def _arenas(mode: str) -> int:
+    """glibc's arenas in a fresh process whose eight threads allocated at once."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ARENAS_PROBE, mode], capture_output=True, text=True, check=True, timeout=60
+    )
+    return sum(line.startswith("Arena ") for line in done.stderr.splitlines())
+
+
+@linux_only
+def test_limit_malloc_arenas_makes_threads_that_come_later_share_the_arenas_there_are() -> None:
+    assert _arenas("default") > 1
+    assert _arenas("limit") == 1
