@@ -325,6 +325,17 @@ class HashIndex:
         return self.rows[lo:hi]
 
 
+def pair_slot(keys: npt.NDArray[np.int64], a: int, b: int, width: int) -> int:
+    """Where the pair of ids ``(a, b)`` is in ``keys``, the sorted distinct ``a * width + b``
+    of some rows (``width``: how many ids ``b`` can take, at least 1); -1 when it is not
+    there or either id is unknown (negative)."""
+    if a < 0 or b < 0:
+        return -1
+    key = a * max(width, 1) + b
+    k = int(np.searchsorted(keys, key))
+    return k if k < len(keys) and keys[k] == key else -1
+
+
 def group_starts(keys: npt.NDArray[np.integer], size: int) -> tuple[Rows, Rows]:
     """(rows sorted by key, stably; where each key in ``[0, size)`` starts)."""
     order = np.argsort(keys, kind="stable").astype(np.int32)

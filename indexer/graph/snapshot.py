@@ -26,7 +26,7 @@ from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import SYMBOL_COLUMNS, in_filters
 from ..store import EDGES, FILES, SYMBOLS, Store
-from ..symtab import HashIndex, SymbolColumns, SymbolRows, concat, group_starts
+from ..symtab import HashIndex, SymbolColumns, SymbolRows, concat, group_starts, pair_slot
 from .columns import (
     EDGE_COLUMNS,
     KIND_CODE,
@@ -447,13 +447,8 @@ class Snapshot:
     def edges_from(self, path: str, scope: str) -> list[Edge]:
         """The edges written in definition ``scope`` of ``path`` ("" at file level)."""
         c = self.columns
-        p, f = c.path.id(path), c.from_symbol.id(scope)
-        if p < 0 or f < 0:
-            return []
-        key = p * max(len(c.from_symbol.values), 1) + f
-        i = int(self._pairs.searchsorted(key))
-        found = i < len(self._pairs) and self._pairs[i] == key
-        return self.edges(self._from.get(i)) if found else []
+        i = pair_slot(self._pairs, c.path.id(path), c.from_symbol.id(scope), len(c.from_symbol.values))
+        return self.edges(self._from.get(i)) if i >= 0 else []
 
     def supertype_edges_in(self, scope: str) -> list[Edge]:
         """Inherit / implement edges declared in a scope of that name, in any file."""
@@ -541,12 +536,10 @@ class Snapshot:
 
     def _members_of(self, path: str, container: str) -> list[Symbol]:
         cols = self.symtab
-        p, c = cols.path.id(path), cols.container.id(container)
-        if p < 0 or c < 0:
-            return []
-        key = p * max(len(cols.container.values), 1) + c
-        k = int(np.searchsorted(self._member_keys, key))
-        if k == len(self._member_keys) or self._member_keys[k] != key:
+        k = pair_slot(
+            self._member_keys, cols.path.id(path), cols.container.id(container), len(cols.container.values)
+        )
+        if k < 0:
             return []
         return cols.symbols(self._members[self._member_starts[k] : self._member_starts[k + 1]])
 

@@ -22,7 +22,7 @@ from ..model import Symbol, SymbolKind
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store, fetch
-from ..symtab import HashIndex, SymbolColumns, SymbolRows, group_starts
+from ..symtab import HashIndex, SymbolColumns, SymbolRows, group_starts, pair_slot
 from . import bounds
 from .bounds import check_int, check_query
 
@@ -170,12 +170,11 @@ class NameTable:
         return [i for i in self._by_qualified.get(name).tolist() if quals[int(order[i])] == name]
 
     def _member_rows(self, path: str, container: str) -> list[int]:
-        p, c = self.columns.path.id(path), self.columns.container.id(container)
-        if p < 0 or c < 0:
-            return []
-        key = p * max(len(self.columns.container.values), 1) + c
-        k = int(np.searchsorted(self._member_keys, key))
-        if k == len(self._member_keys) or self._member_keys[k] != key:
+        cols = self.columns
+        k = pair_slot(
+            self._member_keys, cols.path.id(path), cols.container.id(container), len(cols.container.values)
+        )
+        if k < 0:
             return []
         found: list[int] = self._members[self._member_starts[k] : self._member_starts[k + 1]].tolist()
         return found

@@ -149,3 +149,14 @@ def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order()
     ]
     assert [table.symbols[i].name for i in table.qualified("größe.run")] == ["run"]
     assert [m.qualified_name for m in table.members(given[0])] == ["größe.run"]
+
+
+def test_pair_slot_finds_a_pair_of_ids_in_sorted_keys_and_nothing_else() -> None:
+    from codesift.indexer.symtab import pair_slot
+
+    width = 3  # the second id is 0, 1 or 2
+    keys = np.array(sorted({a * width + b for a, b in [(0, 2), (1, 0), (4, 1)]}), np.int64)
+    assert [pair_slot(keys, a, b, width) for a, b in [(0, 2), (1, 0), (4, 1)]] == [0, 1, 2]
+    assert pair_slot(keys, 1, 1, width) == -1 and pair_slot(keys, 9, 0, width) == -1
+    assert pair_slot(keys, -1, 0, width) == -1 and pair_slot(keys, 0, -1, width) == -1
+    assert pair_slot(np.zeros(0, np.int64), 0, 0, 0) == -1
