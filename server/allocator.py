@@ -28,6 +28,17 @@ MARK = "CODESIFT_SYSTEM_MALLOC"
 ARENAS = 2
 
 
+def limit_arenas_for_index_run() -> None:
+    """At most ``ARENAS`` malloc arenas for the rest of this process (``mallopt``, before
+    LanceDB's threads start), unless the user set ``MALLOC_ARENA_MAX``: an index run's
+    vectors phase left freed memory in arenas of their own (stdlib peak 1,217 → 915 MiB;
+    docs/DECISIONS.md, "index memory"). For ``codesift index`` and the server's child run."""
+    from codesift.indexer.heap import limit_malloc_arenas
+
+    if "MALLOC_ARENA_MAX" not in os.environ:  # the user's choice stands
+        limit_malloc_arenas(ARENAS)
+
+
 def system_malloc_argv(
     environ: Mapping[str, str], argv: Sequence[str], orig_argv: Sequence[str], platform: str
 ) -> list[str] | None:

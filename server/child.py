@@ -30,6 +30,8 @@ from codesift.indexer.progress import Progress
 from codesift.indexer.settings import Settings
 from codesift.indexer.sync import index_workspace
 
+from .allocator import limit_arenas_for_index_run
+
 log = logging.getLogger(__name__)
 _SPAWN = multiprocessing.get_context("spawn")
 
@@ -134,6 +136,7 @@ def _child_main(
     stop_vectors: Any,
     parent: int,
 ) -> None:
+    limit_arenas_for_index_run()
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     logger = logging.getLogger("codesift")
     logger.addHandler(_QueueHandler(events))

@@ -112,17 +112,13 @@ def index(
     lease_s: float | None,
 ) -> None:
     """Build or refresh the index of ROOT (default: the current directory); --to URI publishes it."""
-    import os
-
-    from codesift.indexer.heap import limit_malloc_arenas
     from codesift.indexer.publish import PublishReport, publish
     from codesift.indexer.settings import load_settings
     from codesift.indexer.sync import index_workspace
 
-    from .allocator import ARENAS
+    from .allocator import limit_arenas_for_index_run
 
-    if "MALLOC_ARENA_MAX" not in os.environ:  # the user's choice stands
-        limit_malloc_arenas(ARENAS)
+    limit_arenas_for_index_run()
     with engine_errors():
         settings = load_settings(root)
         idx: dict[str, object] = {}

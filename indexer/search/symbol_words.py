@@ -44,7 +44,7 @@ def match_symbols(
 ) -> list[SymbolHit]:
     """Symbols for what a person typed: ``find_by_words`` for a few words, else
     ``find_symbols`` (a name, a prefix, camel humps; a class brings its members)."""
-    words = query_words(query) if " " in query.strip() else []
+    words = query_words(query)
     if words:
         check_query("query", query)
         check_int("limit", limit, 0, bounds.MAX_LIMIT)

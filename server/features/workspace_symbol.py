@@ -19,8 +19,8 @@ from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.model import Symbol
 from codesift.indexer.search.hybrid import ranked_chunks
 from codesift.indexer.search.results import SearchRequest
-from codesift.indexer.search.symbol_words import find_by_words, query_words
-from codesift.indexer.search.symbols import SymbolMatch, find_symbols
+from codesift.indexer.search.symbol_words import match_symbols, query_words
+from codesift.indexer.search.symbols import SymbolMatch
 
 from .. import convert
 from ..lanes import priority_of
@@ -44,21 +44,19 @@ def project_symbols(project: Project, query: str) -> list[Symbol]:
     except IndexMissingError:
         log.info("%s", project.missing_note())
         return []
-    words = query_words(query) if " " in query else []
+    words = query_words(query)
     # one answer reads each table's version once: the one its key was read at
     with store.pinned_versions(project.known_versions()):
-        if " " not in query:
-            named = find_symbols(
+        if " " in query and not words:
+            named = []  # a sentence: the search alone
+        else:
+            named = match_symbols(
                 store, query, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
             )
-            strong = [h for h in named if h.match is not SymbolMatch.MEMBER]
-        elif words:
-            named = find_by_words(
-                store, words, limit=LIMIT, index=project.symbol_index(), overlay=project.unsaved_symbols()
-            )
-            strong = [h for h in named if h.match <= SymbolMatch.PREFIX]  # not a word inside a name
-        else:
-            named = strong = []
+        # strong: a name found whole or by its start for words (not a word inside a name),
+        # any name but a member brought in by its class for a name typed
+        weakest = SymbolMatch.PREFIX if words else SymbolMatch.FUZZY
+        strong = [h for h in named if h.match <= weakest]
         exact = any(h.match <= SymbolMatch.QUALIFIED for h in strong)
         out = _unique(h.symbol for h in named)
         if not exact and len(strong) < MIN_NAME_MATCHES and len(out) < LIMIT:
