@@ -24,12 +24,12 @@ import re
 from collections.abc import Callable
 from importlib import resources
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Query
 
 from . import grammars
 from .languages import bindings
 from .languages.base import Item, Mapping
-from .languages.bindings import Marks
+from .languages.bindings import Marks, captures_in_order
 from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
 from .languages.java_bindings import java_marks
@@ -184,7 +184,7 @@ def extract_edges(
     query = _query(language)
     if query is None:
         return ()
-    captures = QueryCursor(query).captures(root)
+    captures = captures_in_order(query, root)
     if not captures:
         return ()
     scopes = _Scopes(items)
@@ -195,7 +195,7 @@ def extract_edges(
     found: list[_Row] = []
     add = found.append
 
-    for capture, nodes in captures.items():
+    for capture, nodes in captures:
         if capture == "import":
             for node in nodes:
                 try:

@@ -121,9 +121,26 @@ def compiled_query(language: str, text: str) -> Query:
     return query
 
 
+def captures_in_order(query: Query, root: Node) -> list[tuple[str, list[Node]]]:
+    """``query``'s captures in ``root`` in an order fixed by the source alone: each
+    capture's nodes in document order, the captures by where their first node starts.
+    Tree-sitter's own order of the nodes of one capture is not document order and changes
+    with what the process parsed before, so two runs over the same files bound names in
+    different orders and wrote different edges (an index must not depend on that)."""
+    found = QueryCursor(query).captures(root)
+    groups = [(sorted(nodes, key=_span), capture) for capture, nodes in found.items() if nodes]
+    groups.sort(key=lambda group: (_span(group[0][0]), group[1]))
+    return [(capture, nodes) for nodes, capture in groups]
+
+
+def _span(node: Node) -> tuple[int, int]:
+    return node.start_byte, node.end_byte
+
+
 def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
-    """Every (capture name, node) of ``query`` in ``root``, capture by capture."""
-    for capture, nodes in QueryCursor(query).captures(root).items():
+    """Every (capture name, node) of ``query`` in ``root``, capture by capture, in the
+    order :func:`captures_in_order` fixes."""
+    for capture, nodes in captures_in_order(query, root):
         for node in nodes:
             yield capture, node
 
