@@ -232,8 +232,18 @@ class BoundTypes:
         t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
         if t is not None and edge.alias.startswith(WITH):
             enter = self.member(t, "__enter__")
-            t = self.returns(enter) if enter is not None else None
+            # `__enter__` returning `self` (or `-> Self`) gives the object entered: a `t`,
+            # even when a base of `t` defines it
+            t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
+
+    def returns_self(self, fn: Symbol) -> bool:
+        """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""
+        edges = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN)
+        return bool(edges) and all(
+            e.kind is EdgeKind.REFERENCE and (e.to_name == "self" or e.to_name.rpartition(".")[2] == "Self")
+            for e in edges
+        )
 
 
 def _part_of(alias: str, name: str) -> str:

@@ -147,7 +147,9 @@ def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann")
+    # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann"),
+    # "self" (`return self`: the receiver)
+    how: str
     node: Node | None = None  # the annotation's type name / the callee / a copy's source name
     scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
     suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives

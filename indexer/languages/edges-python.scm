@@ -33,3 +33,5 @@
   name: (identifier) @_param
   value: (identifier) @ref
   (#not-eq? @_param @ref))
+; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
+(return_statement (identifier) @ref (#eq? @ref "self"))
