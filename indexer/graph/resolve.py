@@ -464,7 +464,8 @@ class Resolver(BoundTypes):
                 return s
         if mod.name in self.snap.python_modules or (mod.paths and mod.paths[0].endswith("__init__.py")):
             here = python_module(mod.paths[0]) if mod.paths else mod.name  # by path: never ambiguous
-            sub = self.python_module(f"{here}.{name}")
+            # the workspace's own root package is "" (`from . import sessions` in its `api.py`)
+            sub = self.python_module(f"{here}.{name}" if here else name)
             if sub is not None:
                 return sub
         for p in mod.paths:
