@@ -188,6 +188,20 @@ class BoundTypes:
             return self.enclosing_type(target.path, target.qualified_name)
         return self.returns(target) if target.kind in CALLABLE_KINDS else None
 
+    def result_on(self, receiver: Target | None, target: Target | None) -> Symbol | None:
+        """What calling ``target``, a member of ``receiver``, gives: the receiver itself when
+        the method returns it (``q.where(…).all()`` with ``where`` returning ``self``), else
+        :meth:`result_of`."""
+        if (
+            isinstance(receiver, Symbol)
+            and receiver.kind in TYPE_KINDS
+            and isinstance(target, Symbol)
+            and target.kind in CALLABLE_KINDS
+            and self.returns_self(target)
+        ):
+            return receiver
+        return self.result_of(target)
+
     def returns(self, fn: Symbol) -> Symbol | None:
         """The class a function's return annotation names."""
         return self.bound_type(fn.path, fn.qualified_name, RETURN)

@@ -302,7 +302,7 @@ class Resolver(BoundTypes):
             # `self.maker(…)` where the class holds a class in `maker`: that class is called
             held = (self.attribute_type(cls, rest[0] + CALLED) if made and cls is not None else None) or held
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
-            target = self.result_of(target) if called[1] else target
+            target = self.result_on(cls, target) if called[1] else target
             nxt = 2
         elif head == "cls" and not rest and lang == "python" and edge.kind is EdgeKind.CALL:
             target = self.enclosing_type(edge.path, edge.from_symbol)  # `cls(…)` in a classmethod
@@ -351,9 +351,10 @@ class Resolver(BoundTypes):
             made = called[i] or (i == len(names) - 1 and call)
             if made and lang == "python" and isinstance(target, Symbol) and target.kind in TYPE_KINDS:
                 held = self.attribute_type(target, names[i] + CALLED)  # `ctx.maker(…)`: a held class
+            receiver = target
             target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
-                target = self.result_of(target)
+                target = self.result_on(receiver, target)
             elif i < len(names) - 1:
                 target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
@@ -362,7 +363,7 @@ class Resolver(BoundTypes):
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
 
-    # ----- typed bindings (languages/bindings.py) -----------------------------------
+    # ----- names ----------------------------------------------------------------------
 
     def candidates(self, edge: Edge, lang: str) -> tuple[Symbol, ...]:
         name = edge.last_name

@@ -60,6 +60,14 @@ class Maybe:
             return self
         return Plain()
 
+class Builder:
+    def where(self):
+        return self
+    def fetch(self): ...
+
+class Narrow(Builder):
+    def fetch(self): ...
+
 class Caller:
     def __call__(self) -> Plain: ...
     def invoke(self): ...
@@ -126,6 +134,12 @@ def graph(code: str) -> Graph:
         ("def f():\n    with Tuned() as s:\n        s.fetch()\n", "s.fetch", "Tuned.fetch"),
         ("def f():\n    with Kept() as s:\n        s.fetch()\n", "s.fetch", "Session.fetch"),
         ("def f():\n    with Typed() as s:\n        s.fetch()\n", "s.fetch", "Typed.fetch"),
+        # a chain through a method returning `self`: the receiver, of the class called
+        ("def f():\n    Session().__enter__().fetch()\n", "fetch", "Session.fetch"),
+        ("def f():\n    Builder().where().where().fetch()\n", "fetch", "Builder.fetch"),
+        ("def f():\n    Narrow().where().fetch()\n", "fetch", "Narrow.fetch"),
+        ("def f(b: Narrow):\n    b.where().fetch()\n", "fetch", "Narrow.fetch"),
+        ("class Own(Builder):\n    def go(self):\n        self.where().fetch()\n", "fetch", "Builder.fetch"),
         ("def f():\n    x: Context = unknown()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("def f():\n    x = None\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("g = Context()\ndef f():\n    g.invoke()\n", "g.invoke", "Context.invoke"),
@@ -446,7 +460,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
         ("def f():\n    with Maybe() as m:\n        m.fetch()\n", "m.fetch"),  # self or a Plain
         # a method returning `self` gives its receiver: known only where the receiver is
-        ("def f():\n    Session().__enter__().fetch()\n", "fetch"),
+        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch"),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
