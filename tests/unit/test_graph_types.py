@@ -134,6 +134,12 @@ def graph(code: str) -> Graph:
         ("def f():\n    with Tuned() as s:\n        s.fetch()\n", "s.fetch", "Tuned.fetch"),
         ("def f():\n    with Kept() as s:\n        s.fetch()\n", "s.fetch", "Session.fetch"),
         ("def f():\n    with Typed() as s:\n        s.fetch()\n", "s.fetch", "Typed.fetch"),
+        # a forward reference written as a string
+        ("def f(c: 'Context'):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(c: t.Optional['Context']):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(c: Context):\n    c.child().invoke()\n", "invoke", "Context.invoke"),
+        ('def f():\n    x: "Context" = unknown()\n    x.invoke()\n', "x.invoke", "Context.invoke"),
+        ("import models\ndef f(c: 'models.Context'):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
         # a chain through a method returning `self`: the receiver, of the class called
         ("def f():\n    Session().__enter__().fetch()\n", "fetch", "Session.fetch"),
         ("def f():\n    Builder().where().where().fetch()\n", "fetch", "Builder.fetch"),
@@ -459,6 +465,10 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(x: Context):\n    def inner(x):\n        x.invoke()\n", "x.invoke"),
         ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
         ("def f():\n    with Maybe() as m:\n        m.fetch()\n", "m.fetch"),  # self or a Plain
+        # a string that is a value, or more than a name: no forward reference
+        ("def f(c: t.Literal['Context']):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c: t.Annotated[Plain, 'Context']):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c: 'Context | Plain'):\n    c.invoke()\n", "c.invoke"),
         # a method returning `self` gives its receiver: known only where the receiver is
         ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch"),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
