@@ -19,6 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..model import EdgeKind
 from ..store import EDGES, FILES, SYMBOLS, Store, fetch
 
 # A name defined in more files than this (``get``, ``run``, ``__init__``) says nothing
@@ -40,12 +41,24 @@ def file_references(store: Store) -> Mapping[str, int]:
         if held is not None and held[0] == version:
             return held[1]
         symbols = fetch(store.query(SYMBOLS).select(["name", "path"]))
-        edges = fetch(store.query(EDGES).select(["path", "last_name"]))
+        edges = named_edges(fetch(store.query(EDGES).select(["path", "last_name", "to_name", "kind"])))
         counts = count_references(
             symbols.column("name"), symbols.column("path"), edges.column("path"), edges.column("last_name")
         )
         _MEMO[store] = (version, counts)
         return counts
+
+
+def named_edges(edges: pa.Table) -> pa.Table:
+    """The edges that name a definition by its own name: imports, supertypes, type
+    references and bare calls — not a call through a receiver or qualifier
+    (``x.lower()``, ``self.error()``), which as written (unresolved) names a method of
+    any type: counted, they gave every file defining a ``lower`` or an ``error`` the
+    calls of the standard library's (docs/DECISIONS.md)."""
+    through = pc.and_(
+        pc.equal(edges.column("kind"), str(EdgeKind.CALL)), pc.match_substring(edges.column("to_name"), ".")
+    )
+    return edges.filter(pc.invert(pc.fill_null(through, False)))
 
 
 def count_references(

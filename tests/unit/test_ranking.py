@@ -22,7 +22,7 @@ from codesift.indexer.search.ranking.boosts import _words_held, boost_referenced
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
-from codesift.indexer.search.references import count_references
+from codesift.indexer.search.references import count_references, named_edges
 from codesift.indexer.search.results import Filters, Source
 
 
@@ -527,3 +527,16 @@ def test_only_a_used_files_best_chunk_gains() -> None:
     scores = {best.id: 1.0, other.id: 0.5, elsewhere.id: 0.6}
     boost_referenced_files(scores, {c.id: c for c in (best, other, elsewhere)}, {"src/a.py": 20})
     assert scores[best.id] > 1.0 and scores[other.id] == 0.5 and scores[elsewhere.id] == 0.6
+
+
+def test_a_call_through_a_receiver_is_not_counted_as_naming_a_definition() -> None:
+    # `text.lower()` as written names any type's `lower`: not a use of util.py's
+    edges = pa.table(
+        {
+            "path": ["a.py", "b.py", "c.py", "d.py"],
+            "last_name": ["lower", "lower", "Util", "lower"],
+            "to_name": ["text.lower", "lower", "Util", "lower"],
+            "kind": ["call", "call", "inherit", "import"],
+        }
+    )
+    assert named_edges(edges).column("path").to_pylist() == ["b.py", "c.py", "d.py"]
