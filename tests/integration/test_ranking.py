@@ -246,3 +246,23 @@ def test_a_new_file_naming_a_definition_raises_its_files_count(tmp_path: Path, e
     )
     index_workspace(ws, settings, embedder=embedder)
     assert file_references(store) == {"src/checks.py": 2}
+
+
+def test_the_servers_writer_counts_references_after_a_save(tmp_path: Path, embedder: Embedder) -> None:
+    from codesift.indexer.search import references
+    from codesift.server.projects import Embedders, Project
+
+    ws = write_workspace(tmp_path / "ws", {k: FILES[k] for k in ("src/auth.py", "src/checks.py")})
+    index_workspace(ws, load_settings(ws), embedder=embedder)
+    project = Project(ws, load_settings(ws), Embedders())
+    try:
+        (ws / "src/admin.py").write_text(
+            "from .checks import validateCredentials\n\n\ndef sudo(user, pw):\n"
+            "    return validateCredentials(user, pw)\n",
+            encoding="utf-8",
+        )
+        project.writer._paths(["src/admin.py"])
+        held = references._MEMO.get(project.store())
+        assert held is not None and held[1] == {"src/checks.py": 2}  # before any search asks
+    finally:
+        project.close()
