@@ -10,8 +10,6 @@ remembered for the store: a save's next search counts again, while the sources r
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -26,27 +24,20 @@ from ..store import EDGES, FILES, SYMBOLS, Store, fetch
 # about which of them another file uses.
 MAX_DEFINERS = 3
 
-_MEMO: weakref.WeakKeyDictionary[Store, tuple[int, dict[str, int]]] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
 
 def file_references(store: Store) -> Mapping[str, int]:
     """Each file's count of other files whose edges name a symbol it defines (names
     defined in at most ``MAX_DEFINERS`` files); files no other file names are absent.
-    Remembered until the ``files`` table's next commit; concurrent callers wait for
-    one count."""
-    with _LOCK:
-        version = store.table_version(FILES)
-        held = _MEMO.get(store)
-        if held is not None and held[0] == version:
-            return held[1]
-        symbols = fetch(store.query(SYMBOLS).select(["name", "path"]))
-        edges = named_edges(fetch(store.query(EDGES).select(["path", "last_name", "to_name", "kind"])))
-        counts = count_references(
-            symbols.column("name"), symbols.column("path"), edges.column("path"), edges.column("last_name")
-        )
-        _MEMO[store] = (version, counts)
-        return counts
+    Remembered by the store until the ``files`` table's next commit."""
+    return store.derived("file_references", FILES, lambda: _count(store))
+
+
+def _count(store: Store) -> dict[str, int]:
+    symbols = fetch(store.query(SYMBOLS).select(["name", "path"]))
+    edges = named_edges(fetch(store.query(EDGES).select(["path", "last_name", "to_name", "kind"])))
+    return count_references(
+        symbols.column("name"), symbols.column("path"), edges.column("path"), edges.column("last_name")
+    )
 
 
 def named_edges(edges: pa.Table) -> pa.Table:

@@ -248,7 +248,9 @@ def test_a_new_file_naming_a_definition_raises_its_files_count(tmp_path: Path, e
     assert file_references(store) == {"src/checks.py": 2}
 
 
-def test_the_servers_writer_counts_references_after_a_save(tmp_path: Path, embedder: Embedder) -> None:
+def test_the_servers_writer_counts_references_after_a_save(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from codesift.indexer.search import references
     from codesift.server.projects import Embedders, Project
 
@@ -262,7 +264,11 @@ def test_the_servers_writer_counts_references_after_a_save(tmp_path: Path, embed
             encoding="utf-8",
         )
         project.writer._paths(["src/admin.py"])
-        held = references._MEMO.get(project.store())
-        assert held is not None and held[1] == {"src/checks.py": 2}  # before any search asks
+
+        def counted_again(store: object) -> dict[str, int]:
+            raise AssertionError("the next search counted again")
+
+        monkeypatch.setattr(references, "_count", counted_again)
+        assert file_references(project.store()) == {"src/checks.py": 2}  # counted by the writer
     finally:
         project.close()
