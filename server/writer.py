@@ -200,6 +200,7 @@ class Writer:
             )
             p.forget_store()
             if result.report is not None and not run.cancel.is_set():
+                self._count_references()
                 self._vectors_due = self._interrupt.is_set()
                 if self._vectors_due:
                     message += "; vectors continue after the saved files"
@@ -239,9 +240,10 @@ class Writer:
         self._count_references()
 
     def _count_references(self) -> None:
-        """Count the ranking's file-reference prior for the tables just written, here
-        rather than in the next search, which would wait for it (~0.35 s at 100k chunks;
-        the count is the same either way: it follows the ``files`` table's version)."""
+        """Count the ranking's file-reference prior for the tables just written (a save's
+        or a full run's), here rather than in the next search, which would wait for it
+        (~0.35 s at 100k chunks; the count is the same either way: it follows the
+        ``files`` table's version)."""
         try:
             file_references(self._project.store())
         except CodesiftError as exc:
