@@ -272,7 +272,8 @@ def extract_edges(
     elif language == "kotlin":
         found = _mark_bindings(found, kotlin_marks(root, scopes.binding_scope, scopes.classes))
     elif language == "go":
-        found = _mark_bindings(found, go_marks(root, scopes.binding_scope))
+        marks = go_marks(root, scopes.binding_scope)
+        found = _narrow(_mark_bindings(found, marks), marks)
     elif language == "rust":
         found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
     if column is None:
@@ -390,7 +391,8 @@ def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: f
 def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
     """Calls and references on a name inside the block of an ``if isinstance(name, C)``
     (not in a function nested there) read the narrowed name the binder bound to ``C``
-    (``x#12c4.m``); the innermost test wins."""
+    (``x#12c4.m``); the innermost test wins. Go's function literals narrow their
+    parameters' names the same way (``r#12c4.URL`` inside ``func(…, r *http.Request)``)."""
     if not marks.narrowed:
         return found
     by_name: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}

@@ -34,7 +34,7 @@ import bisect
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import cast
 
@@ -44,6 +44,7 @@ from . import grammars
 from .edges import extract_edges
 from .languages import swift
 from .languages.base import Definition, Item, Mapping, Role, outline
+from .languages.gomod import module_symbols
 from .languages.mappings import mapping_for
 from .model import (
     Chunk,
@@ -84,6 +85,15 @@ def parse_file(path: str, text: str, language: str, *, project: str, settings: C
     if not text or text.isspace():
         return ParseResult(language, (), (), False)
     lines = text.split("\n")
+    result = _parse(path, lines, language, project, settings, text)
+    if language == "gomod":  # the module path, for the graph's Go imports
+        result = replace(result, symbols=(*result.symbols, *module_symbols(path, lines, result.chunks)))
+    return result
+
+
+def _parse(
+    path: str, lines: list[str], language: str, project: str, settings: ChunkSettings, text: str
+) -> ParseResult:
     tools = _tools(language) if language else None
     if tools is not None:
         parser, mapping = tools

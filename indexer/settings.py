@@ -292,7 +292,9 @@ class Settings:
             # `maker = X`), `enumerate`, `except X as e`, `list[X] | None`); 9: Python parameter
             # defaults typed, a function's returns of several classes (`return|`); 10: Python
             # `return self` marked, so `with Foo() as x` holds a Foo; string annotations
-            # `-> "Context"` as references), so old indexes rebuild.
+            # `-> "Context"` as references; go.mod's module path as a symbol, Go imports
+            # named by their package (`chi/v5` → chi), Go function literals' parameters
+            # narrowed to the literal), so old indexes rebuild.
             "parser": "10",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ..languages.bindings import as_written
 from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
 from .resolve import Module, Resolver, family
@@ -219,7 +220,7 @@ def callees(graph: Graph, symbol: Symbol) -> list[Callee]:
         if e.kind is not EdgeKind.CALL:
             continue
         r = graph.resolver.resolve(e)
-        key = (e.to_name if r.symbol is None else r.symbol.qualified_name, r.symbol)
+        key = (as_written(e.to_name) if r.symbol is None else r.symbol.qualified_name, r.symbol)
         groups[key].append(edge_span(e))
         cands[key] = r.candidates
     out = [

@@ -541,13 +541,25 @@ class Resolver(BoundTypes):
         return None
 
     def go_package(self, import_path: str) -> Module | None:
+        """The folder an import path names: by a ``go.mod``'s module path in the index
+        (``github.com/go-chi/chi/v5`` is the folder of its go.mod, ``…/v5/middleware`` the
+        ``middleware`` folder in it; the longest module path first), else the folder the
+        path ends with."""
+        for module, folder in self.snap.go_modules.items():
+            if import_path == module or import_path.startswith(module + "/"):
+                rest = import_path[len(module) + 1 :]
+                d = posixpath.join(folder, rest) if folder and rest else folder or rest
+                return self._go_files(import_path, d)
         parts = import_path.split("/")
         for i in range(len(parts)):
-            d = "/".join(parts[i:])
-            files = [p for p in self.snap.dirs.get(d, []) if p.endswith(".go")]
-            if files:
-                return Module(import_path, tuple(files))
+            found = self._go_files(import_path, "/".join(parts[i:]))
+            if found is not None:
+                return found
         return None
+
+    def _go_files(self, import_path: str, folder: str) -> Module | None:
+        files = [p for p in self.snap.dirs.get(folder, []) if p.endswith(".go")]
+        return Module(import_path, tuple(files)) if files else None
 
     def header(self, importer: str, spec: str) -> Module | None:
         local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))

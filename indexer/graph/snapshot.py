@@ -254,6 +254,7 @@ class Snapshot:
         self.module_suffixes: dict[str, list[str]] = defaultdict(list)
         self.module_keys: dict[str, str] = {}
         self.dirs: dict[str, list[str]] = defaultdict(list)
+        self.go_modules: dict[str, str] = {}  # a go.mod's module path → its folder
         # edge rows by key (see ``_build_edge_lookups``)
         empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
         self._by_last = self._from = self._by_scope = self._bindings = empty
@@ -290,6 +291,17 @@ class Snapshot:
                 for i in range(1, len(parts)):
                     self.module_suffixes[".".join(parts[i:])].append(path)
         self._symbol_lookups()
+        folders: dict[str, list[str]] = defaultdict(list)
+        for fg in self.files.values():
+            if fg.language == "gomod":
+                for s in fg.symbols:
+                    if s.kind is SymbolKind.MODULE:
+                        folders[s.name].append(posixpath.dirname(fg.path))
+        # longest module paths first (a nested module owns its folder); a module path two
+        # go.mod files declare (a copy, a fork) names no folder: which one is not known
+        for module in sorted(folders, key=len, reverse=True):
+            if len(folders[module]) == 1:
+                self.go_modules[module] = folders[module][0]
         for rooted, paths in rooted_paths.items():  # `import click.core` for src/click/core.py
             if len(paths) == 1:
                 self.python_modules.setdefault(rooted, paths[0])

@@ -59,6 +59,7 @@ that decides when bindings agree); each language's binder is a module of its own
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -109,6 +110,15 @@ VALUES = "{}"  # suffix: a mapping's values (`d{}` of `d: dict[str, Foo]`)
 # suffix: one of the values a local's bindings give, when they disagree (`x = A()` / `x = B()`
 # in two branches): `x.m` is known when every one of them has the same `m`
 ONE_OF = "|"
+# a narrowed name: `x#12c4`, the name `x` inside the block (an `isinstance` test's, a Go
+# function literal's) that starts at row 12, column 4
+_NARROWED = re.compile(r"#[0-9]+c[0-9]+")
+
+
+def as_written(name: str) -> str:
+    """A call's name as the code writes it: ``x#12c4.m`` → ``x.m``."""
+    return _NARROWED.sub("", name) if "#" in name else name
+
 
 _compiled: dict[tuple[str, str], Query] = {}
 

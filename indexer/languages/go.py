@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from tree_sitter import Node
@@ -58,10 +59,10 @@ class GoMapping(Mapping):
         return super().definitions(node, scope)
 
     def imports(self, node: Node) -> list[Import]:
-        """``import str "strings"`` binds ``str``; a plain import binds the path's last part."""
+        """``import str "strings"`` binds ``str``; a plain import binds its package name."""
         path = text_parts(node.child_by_field_name("path"))
         name = node_text(node.child_by_field_name("name"))
-        return [Import(path, "", name or path.rsplit("/", 1)[-1], node)]
+        return [Import(path, "", name or package_name(path), node)]
 
     def member_nodes(self, definition: Definition) -> list[Node]:
         """Interface methods are members; struct fields are not definitions."""
@@ -93,3 +94,16 @@ def _receiver_type(method: Node) -> str:
         if type_node is not None:
             return node_text(type_node)
     return ""
+
+
+_MAJOR = re.compile(r"v[0-9]+")
+_GOPKG_VERSION = re.compile(r"\.v[0-9]+$")
+
+
+def package_name(path: str) -> str:
+    """The name a plain import binds, as Go's conventions give it: the path's last part,
+    the part before a major version (``github.com/go-chi/chi/v5`` → ``chi``), without a
+    gopkg.in version (``gopkg.in/yaml.v3`` → ``yaml``)."""
+    parts = path.split("/")
+    last = parts[-2] if len(parts) > 1 and _MAJOR.fullmatch(parts[-1]) else parts[-1]
+    return _GOPKG_VERSION.sub("", last)

@@ -24,7 +24,18 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .base import node_text
-from .bindings import _NONE, _UNKNOWN, Collector, Found, Marks, _Binding, annotated, captures, compiled_query
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    Collector,
+    Found,
+    Marks,
+    Point,
+    _Binding,
+    annotated,
+    captures,
+    compiled_query,
+)
 
 _QUERY = """
 (parameter_declaration) @param
@@ -45,16 +56,36 @@ _NAMED = frozenset({"type_identifier", "qualified_type"})
 def go_marks(root: Node, at: Callable[[int], str]) -> Marks:
     """The typed bindings of one Go file, as marks on the edges' end points."""
     c = Collector()
+    # a function literal's parameters: (literal start, end, name, its own name there)
+    regions: list[tuple[Point, Point, str, str]] = []
+
+    def param_name(name: Node, param: Node) -> str:
+        """A parameter's name as the binder keys it: a function literal's parameter
+        (``func(w http.ResponseWriter, r *http.Request)`` inside ``main``) is a name of its
+        own, used inside the literal only, so the ``r := chi.NewRouter()`` of the function
+        around it keeps its type."""
+        text = node_text(name)
+        literal = _literal_of(param)
+        if literal is None:
+            return text
+        (row, col), end = literal.start_point, literal.end_point
+        own = f"{text}#{row}c{col}"
+        regions.append(((row, col), (end[0], end[1]), text, own))
+        return own
+
     for capture, node in captures(compiled_query("go", _QUERY), root):
         scope = at(node.start_byte)
         if capture == "unknown":
-            c.unknown(scope, (node_text(name) for name in _identifiers(node)))
+            if node.type == "variadic_parameter_declaration":
+                c.unknown(scope, (param_name(n, node) for n in node.children_by_field_name("name")))
+            else:
+                c.unknown(scope, (node_text(name) for name in _identifiers(node)))
         elif capture == "param":
             if _is_receiver(node):
                 continue  # the receiver: written `self` by the parser
             b = _declared(node.child_by_field_name("type"))
             for name in node.children_by_field_name("name"):
-                c.bind(scope, node_text(name), b)
+                c.bind(scope, param_name(name, node), b)
         elif capture == "var":
             names = node.children_by_field_name("name")
             values = node.child_by_field_name("value")
@@ -80,7 +111,18 @@ def go_marks(root: Node, at: Callable[[int], str]) -> Marks:
             )
         elif capture == "generic":
             c.generics.update(node_text(n) for n in node.children_by_field_name("name"))
-    return c.marks(_single_kind)
+    marks = c.marks(_single_kind)
+    marks.narrowed += regions
+    return marks
+
+
+def _literal_of(param: Node) -> Node | None:
+    """The function literal whose parameter list ``param`` is in, or None."""
+    plist = param.parent
+    fn = plist.parent if plist is not None else None
+    if fn is not None and fn.type == "func_literal" and plist == fn.child_by_field_name("parameters"):
+        return fn
+    return None
 
 
 def _is_receiver(param: Node) -> bool:

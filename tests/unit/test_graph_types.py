@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.indexer.graph import Graph
+from codesift.indexer.graph import Graph, callees
 from codesift.indexer.model import EdgeKind
 
 from .test_graph_resolve import graph_of
@@ -874,9 +874,11 @@ def go_call(body: str, call: str) -> str | None:
         ("\tx, y := &Router{}, Server{}\n\ty.listen()\n\tx.Handle()\n", "y.listen", "Server.listen"),
         # the second result of Open is not its first
         ("\terr, e := Open()\n\te.Handle()\n\t_ = err\n", "e.Handle", None),
-        # a range variable, a closure's parameter, an inner `:=` leave the name untyped
+        # a function literal's parameter is a name of its own: the one around keeps its type
+        ("\tvar g Router\n\tgo func(g *Server) {}(nil)\n\tg.Handle()\n", "g.Handle", "Router.Handle"),
+        ("\tg := NewServer()\n\tgo func(g ...*Router) {}()\n\tg.listen()\n", "g.listen", "Server.listen"),
+        # a range variable, an inner `:=` leave the name untyped
         ("\tfor _, f := range xs {\n\t\tf.Handle()\n\t}\n", "f.Handle", None),
-        ("\tvar g Router\n\tgo func(g *Server) {}(nil)\n\tg.Handle()\n", "g.Handle", None),
         ("\tvar h Router\n\tif true {\n\t\th := Server{}\n\t\t_ = h\n\t}\n\th.Handle()\n", "h.Handle", None),
         ("\tk := pick()\n\tk.Handle()\n", "k.Handle", None),
         # a generic type's value types nothing
@@ -885,6 +887,66 @@ def go_call(body: str, call: str) -> str | None:
 )
 def test_go_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert go_call(body, call) == want
+
+
+def test_go_a_function_literal_s_parameter_types_its_uses_inside_it_only() -> None:
+    # chi's `r := chi.NewRouter()` then `r.Get("/", func(w …, r *http.Request) { r.URL… })`
+    body = (
+        "\tg := NewServer()\n"
+        "\tgo func(g *Router) {\n\t\tg.Handle()\n\t\tfunc() { g.Handle() }()\n\t}(nil)\n"
+        "\tgo func(g ...*Router) {\n\t\tg.Handle()\n\t}()\n"
+        "\tg.listen()\n"
+    )
+    code = f"package srv\n\nfunc (s *Server) Start(r *Router) {{\n{body}}}\n"
+    g = graph_of({"srv/lib.go": GO_LIB, "srv/use.go": code})
+    calls = {
+        (e.line, e.column): g.resolver.resolve(e).symbol
+        for e in g.snapshot.edges_of("srv/use.go")
+        if e.kind is EdgeKind.CALL and e.to_name.endswith((".Handle", ".listen"))
+    }
+    got = {at: s.qualified_name if s is not None else None for at, s in calls.items()}
+    # inside the first literal (and a closure in it) `g` is its *Router; inside the
+    # variadic one a slice (untyped); after them the Server of `NewServer()`
+    assert got == {(6, 4): "Router.Handle", (7, 13): "Router.Handle", (10, 4): None, (12, 3): "Server.listen"}
+
+
+def test_an_unresolved_call_on_a_narrowed_name_is_shown_as_written() -> None:
+    code = "package srv\n\nfunc Start() {\n\tgo func(g *Elsewhere) {\n\t\tg.Run()\n\t}(nil)\n}\n"
+    g = graph_of({"srv/lib.go": GO_LIB, "srv/use.go": code})
+    assert any("#" in e.to_name for e in g.snapshot.edges_of("srv/use.go"))  # narrowed inside
+    (start,) = g.find("Start")
+    assert [c.name for c in callees(g, start)] == ["g.Run"]
+
+
+def test_go_an_import_of_the_module_at_the_workspace_root_names_its_folder() -> None:
+    # chi: go.mod at the root says `module github.com/go-chi/chi/v5`; its examples and
+    # subpackages import it by that path, and the package is named `chi`, not `v5`
+    g = graph_of(
+        {
+            "go.mod": "module github.com/go-chi/chi/v5\n\ngo 1.20\n",
+            "chi.go": "package chi\n\nfunc NewRouter() *Mux { return &Mux{} }\n",
+            "mux.go": "package chi\n\ntype Mux struct{}\n\nfunc (mx *Mux) Use() {}\n",
+            "middleware/nocache.go": (
+                'package middleware\n\nimport "github.com/go-chi/chi/v5"\n\n'
+                "func Profiler() {\n\tr := chi.NewRouter()\n\tr.Use()\n}\n"
+            ),
+            "middleware/go.go": (
+                'package middleware\n\nimport "gopkg.in/yaml.v3"\n\nfunc Y() { yaml.Marshal() }\n'
+            ),
+        }
+    )
+    edges = {
+        e.to_name: e for e in g.snapshot.edges_of("middleware/nocache.go") if e.kind is not EdgeKind.IMPORT
+    }
+    (chi,) = [e for e in g.snapshot.edges_of("middleware/nocache.go") if e.kind is EdgeKind.IMPORT]
+    assert chi.alias == "chi"
+    assert g.resolver.resolve(chi).module is not None
+    made = g.resolver.resolve(edges["chi.NewRouter"]).symbol
+    assert made is not None and made.qualified_name == "NewRouter"
+    used = g.resolver.resolve(edges["r.Use"]).symbol
+    assert used is not None and used.qualified_name == "Mux.Use"
+    (yaml,) = [e for e in g.snapshot.edges_of("middleware/go.go") if e.kind is EdgeKind.IMPORT]
+    assert yaml.alias == "yaml"
 
 
 RUST_LIB = """pub struct Bar { n: u8 }
