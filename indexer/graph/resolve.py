@@ -56,6 +56,7 @@ _FAMILY = {
     "cuda": "c",
 }
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
+_TS_SOURCES = {".js": (".ts", ".tsx", ".d.ts"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 _MAX_DEPTH = 16
 _OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
@@ -534,6 +535,12 @@ class Resolver(BoundTypes):
         if not spec.startswith("."):
             return None  # a package from node_modules: outside the workspace
         base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        stem, dot, ext = base.rpartition(".")
+        # TypeScript imports its own sources by the name they compile to (`./util.js` is
+        # `./util.ts`), and looks for the source first, as tsc does
+        for source in _TS_SOURCES.get(dot + ext, ()) if "/" not in ext else ():
+            if stem + source in self.snap.files:
+                return Module(base, (stem + source,))
         for ext in _JS_EXTENSIONS:
             p = self.snap.module_keys.get(module_key(base + ext)) if ext else self.snap.module_keys.get(base)
             if p is not None and self.snap.files.get(p) is not None and (not ext or p.endswith(ext)):

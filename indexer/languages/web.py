@@ -89,7 +89,8 @@ class JavaScriptMapping(Mapping):
         return found
 
     def imports(self, node: Node) -> list[Import]:
-        """``import d, {a as b} from "./x"``, ``import * as ns``; ``export {q} from`` re-exports."""
+        """``import d, {a as b} from "./x"``, ``import * as ns``; ``export {q} from`` and
+        ``export * as ns from`` re-exports (the latter binds ``ns``, not each name)."""
         module = text_parts(node.child_by_field_name("source"))
         out: list[Import] = []
         for child in node.named_children:
@@ -104,6 +105,9 @@ class JavaScriptMapping(Mapping):
                         out.extend(_specifiers(module, part, "import_specifier"))
             elif child.type == "export_clause":
                 out.extend(_specifiers(module, child, "export_specifier"))
+            elif child.type == "namespace_export":  # `export * as core from "./core"`: one name
+                ident = child.named_children[0] if child.named_child_count else child
+                out.append(Import(module, "", node_text(ident), ident))
         if not out:  # `import "./side-effect"`, `export * from "./x"`
             star = node.type == "export_statement"
             out.append(Import(module, "*" if star else "", "*" if star else "", node))

@@ -363,6 +363,42 @@ def test_typescript_import_and_reexport_resolve() -> None:
     assert one(g, "fmt").path == "src/util.ts"
 
 
+def test_typescript_imports_its_own_sources_by_their_compiled_names() -> None:
+    # ESM TypeScript (zod, vitest): `./util.js` is `./util.ts`, `./view.jsx` `./view.tsx`
+    g = graph_of(
+        {
+            "src/util.ts": "export function fmt(x: string) { return x; }\n",
+            "src/view.tsx": "export function draw() { return 1; }\n",
+            "src/index.ts": "export * from './util.js';\n",
+            "src/app.ts": (
+                "import { fmt } from './util.js';\nimport * as v from './view.jsx';\n"
+                "import * as all from './index.js';\n"
+                "export function main() { fmt('x'); v.draw(); all.fmt('y'); }\n"
+            ),
+        }
+    )
+    assert call_edge(g, "src/app.ts", "fmt").to_symbol == "fmt"
+    assert call_edge(g, "src/app.ts", "v.draw").to_symbol == "draw"
+    assert call_edge(g, "src/app.ts", "all.fmt").to_symbol == "fmt"
+
+
+def test_a_namespace_re_export_binds_one_name_not_each_member() -> None:
+    # zod's core: `export * as regexes from "./regexes.js"` beside `export * from "./schemas.js"`
+    g = graph_of(
+        {
+            "src/regexes.ts": "export const number = /^[0-9]+$/;\n",
+            "src/schemas.ts": "export function number() { return 1; }\n",
+            "src/index.ts": "export * as regexes from './regexes';\nexport * from './schemas';\n",
+            "src/app.ts": "import * as z from './index';\nexport function main() { z.number(); }\n",
+        }
+    )
+    (edge,) = [e for e in g.snapshot.edges_of("src/app.ts") if e.kind is EdgeKind.CALL]
+    target = g.resolver.resolve(edge).symbol
+    assert target is not None and (target.path, target.qualified_name) == ("src/schemas.ts", "number")
+    (ns,) = [e for e in g.snapshot.edges_of("src/index.ts") if e.module == "./regexes"]
+    assert (ns.to_name, ns.alias) == ("", "regexes")
+
+
 def test_callers_carry_call_site_ranges_and_callees_the_unresolved_candidates() -> None:
     g = graph_of({"m.py": "def g():\n    pass\n\ndef f():\n    g()\n    g()\n    unknown()\n\ng()\n"})
     sites = callers(g, one(g, "g"))
