@@ -453,8 +453,60 @@ class Resolver(BoundTypes):
             inner = self.snap.symbol(target.path, f"{target.qualified_name}.{name}")
             if inner is not None:
                 return inner
+            if target.kind is SymbolKind.MODULE and target.language == "rust":
+                file = self.rust_module_file(target)  # `mod bound;`: its items are in bound.rs
+                return self.in_module(Module(file, (file,)), name, depth + 1) if file else None
             return self.member(target, name) if target.kind in TYPE_KINDS else None
         return None  # a function or variable: the type of what it returns is unknown
+
+    def rust_path(self, edge: Edge, depth: int) -> Target | None:
+        """A Rust ``use crate::a::b::C`` / ``use self::a::C``, walked module by module from
+        the crate's root file (``lib.rs`` / ``main.rs`` above the file) or the file's own
+        module, through ``mod a;`` declarations and ``pub use`` re-exports; None when the
+        path starts elsewhere (``super``, another crate) or a step finds nothing."""
+        parts = edge.module.split(".") if edge.module else []
+        if not parts or parts[0] not in ("crate", "self"):
+            return None
+        start = self.rust_crate_root(edge.path) if parts[0] == "crate" else edge.path
+        if not start:
+            return None
+        target: Target | None = Module(start, (start,))
+        for part in parts[1:] + ([edge.to_name] if edge.to_name not in ("", "*") else []):
+            if target is None:
+                return None
+            target = self.member_of(target, part, depth + 1)
+        if edge.to_name == "*" and isinstance(target, Symbol) and target.kind is SymbolKind.MODULE:
+            file = self.rust_module_file(target)  # `use crate::a::*`: every item of a
+            return Module(file, (file,)) if file else None
+        return target
+
+    def rust_crate_root(self, path: str) -> str:
+        """The root file of the crate ``path`` is in: the nearest ``lib.rs`` or ``main.rs``
+        in its folder or a folder above it, or "" — also when a folder holds both and
+        ``path`` is neither (which crate declares it is not known)."""
+        if posixpath.basename(path) in ("lib.rs", "main.rs"):
+            return path
+        folder = posixpath.dirname(path)
+        while True:
+            roots = [posixpath.join(folder, r) if folder else r for r in ("lib.rs", "main.rs")]
+            found = [r for r in roots if r in self.snap.files]
+            if found:
+                return found[0] if len(found) == 1 else ""
+            if not folder:
+                return ""
+            folder = posixpath.dirname(folder)
+
+    def rust_module_file(self, module: Symbol) -> str:
+        """The file of a Rust module declared without a body (``mod bound;`` in ``lib.rs``
+        is ``bound.rs`` or ``bound/mod.rs`` beside it; in ``de.rs``, ``de/bound.rs``), or ""."""
+        here = posixpath.dirname(module.path)
+        stem = posixpath.basename(module_key(module.path))
+        folder = here if stem in ("lib", "main", "mod") else posixpath.join(here, stem)
+        base = posixpath.join(folder, *module.qualified_name.split("."))
+        for candidate in (base + ".rs", base + "/mod.rs"):
+            if candidate in self.snap.files:
+                return candidate
+        return ""
 
     def in_module(self, mod: Module, name: str, depth: int) -> Target | None:
         """``name`` in a module: its top level, a submodule, a re-export, a star import."""
@@ -512,6 +564,9 @@ class Resolver(BoundTypes):
         elif family(lang) == "c" and edge.module and not edge.module.startswith("<") and name == "*":
             mod = self.header(edge.path, edge.module)
         else:
+            walked = self.rust_path(edge, depth) if lang == "rust" else None
+            if walked is not None:
+                return walked
             return self.qualified([*edge.module.split("."), name] if name not in ("", "*") else [], lang)
         if mod is None:
             return None
@@ -587,7 +642,7 @@ class Resolver(BoundTypes):
         for s in self.snap.symbols_named(parts[-1]):
             if family(s.language) != fam:
                 continue
-            where = module_key(s.path).replace("/", ".")
+            where = module_key(s.path).removesuffix("/mod").replace("/", ".")  # Rust: `a/mod.rs` is `a`
             full = f"{where}.{s.qualified_name}"
             owner = ".".join(parts[:-1])
             if (

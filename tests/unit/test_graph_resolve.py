@@ -399,6 +399,41 @@ def test_a_namespace_re_export_binds_one_name_not_each_member() -> None:
     assert (ns.to_name, ns.alias) == ("", "regexes")
 
 
+def test_rust_module_paths_walk_mod_declarations_and_pub_use() -> None:
+    # serde_derive: `mod bound;` in lib.rs is bound.rs; `use crate::internals::{attr, Ctxt}`
+    # where internals/mod.rs declares `pub mod attr;` and re-exports `pub use self::ctxt::Ctxt;`
+    g = graph_of(
+        {
+            "src/lib.rs": "mod bound;\nmod de;\nmod internals;\n",
+            "src/bound.rs": "pub fn with_bound() {}\n",
+            "src/internals/mod.rs": "pub mod attr;\nmod ctxt;\npub use self::ctxt::Ctxt;\n",
+            "src/internals/attr.rs": "pub struct Field;\nimpl Field {\n    pub fn skip(&self) {}\n}\n",
+            "src/internals/ctxt.rs": "pub struct Ctxt;\nimpl Ctxt {\n    pub fn error(&self) {}\n}\n",
+            "src/de.rs": (
+                "use crate::bound;\nuse crate::internals::{attr, Ctxt};\n"
+                "fn f(cx: &Ctxt, field: &attr::Field) {\n    bound::with_bound();\n    cx.error();\n"
+                "    field.skip();\n}\n"
+            ),
+            # a folder with both crate roots: which one declares `x.rs` is not known
+            "two/lib.rs": "mod x;\n",
+            "two/main.rs": "mod x;\n",
+            "two/x.rs": "pub fn g() {}\n",
+        }
+    )
+    got = {
+        e.to_name: (r.symbol.path, r.symbol.qualified_name) if r.symbol is not None else None
+        for e in g.snapshot.edges_of("src/de.rs")
+        if e.kind is EdgeKind.CALL and (r := g.resolver.resolve(e))
+    }
+    assert got == {
+        "bound.with_bound": ("src/bound.rs", "with_bound"),
+        "cx.error": ("src/internals/ctxt.rs", "Ctxt.error"),
+        "field.skip": ("src/internals/attr.rs", "Field.skip"),
+    }
+    assert g.resolver.rust_crate_root("src/internals/attr.rs") == "src/lib.rs"
+    assert g.resolver.rust_crate_root("two/x.rs") == ""
+
+
 def test_callers_carry_call_site_ranges_and_callees_the_unresolved_candidates() -> None:
     g = graph_of({"m.py": "def g():\n    pass\n\ndef f():\n    g()\n    g()\n    unknown()\n\ng()\n"})
     sites = callers(g, one(g, "g"))
