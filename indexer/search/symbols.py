@@ -134,6 +134,12 @@ class NameTable:
         self._joined_lower = "\n".join(n_.lower() for n_ in names).encode("utf-8")
         self._offsets = np.array(_line_offsets(names), np.int64)
         self._offsets_lower = np.array(_line_offsets(n_.lower() for n_ in names), np.int64)
+        # the substring scan's index: which distinct lower-case names hold each 3 bytes
+        self._grams = (
+            _Trigrams([v.replace("\n", " ") for v in self._lower_values])
+            if len(self._lower_values) >= _TRIGRAM_MIN
+            else None
+        )
 
     def __len__(self) -> int:
         return len(self._order)
@@ -210,8 +216,20 @@ class NameTable:
         return at[offsets[k] == at].tolist() if len(offsets) else []
 
     def _find_all(self, needle: str) -> list[int]:
+        """The names holding ``needle`` (lower-case), in the table's order."""
         if not needle:  # every name (``Outer.`` asks for the name ""); none of an empty table
             return list(range(len(self)))
+        if self._grams is not None and "\n" not in needle:
+            holding = self._grams.holding(needle)
+            if holding is not None:  # rows of those lower-case names
+                if not holding:
+                    return []
+                at = np.asarray(holding, np.int64)
+                lo, sizes = self._lower_starts[at], np.diff(self._lower_starts)[at]
+                # each group's rows (lo, lo + 1, ...) for every group, as one array
+                firsts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+                found: list[int] = np.sort(self._by_lower[firsts]).tolist()
+                return found
         positions = []
         raw = needle.encode("utf-8")
         at = self._joined_lower.find(raw)
@@ -274,6 +292,59 @@ class NameTable:
                 if add(i, match):
                     return out
         return out
+
+
+_TRIGRAM_MIN = 4_096  # distinct lower-case names: below, scanning them all is as quick
+
+
+class _Trigrams:
+    """Which of ``lines`` hold each three bytes of their UTF-8 (a posting list per
+    trigram), so a substring is looked for in the names holding all of its trigrams, not
+    in all the names: a scan of the stdlib's ~1 MB of lower-case names cost ~0.5-1.4 ms
+    of CPU per query, most of a name lookup."""
+
+    __slots__ = ("codes", "lines", "rows", "starts")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        data = np.frombuffer("\n".join(lines).encode("utf-8"), np.uint8)
+        if len(data) < 3:
+            self.codes = self.rows = self.starts = np.zeros(0, np.int64)
+            return
+        newline = data == 10
+        wide = data.astype(np.int64)
+        code = (wide[:-2] << 16) | (wide[1:-1] << 8) | wide[2:]
+        line = np.cumsum(newline)[:-2]  # the line of each position (a newline's own is masked)
+        inside = ~(newline[:-2] | newline[1:-1] | newline[2:])
+        # each (trigram, line) once, sorted (np.sort and a mask: np.unique took 80x as long)
+        pairs = np.sort((code[inside] << 32) | line[inside])
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
+        codes = pairs >> 32
+        self.rows = (pairs & 0xFFFFFFFF).astype(np.int32)  # lines, by trigram then line
+        first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        self.codes = codes[first]
+        self.starts = np.append(first, len(codes)).astype(np.int64)
+
+    def holding(self, needle: str) -> list[int] | None:
+        """The lines holding ``needle``, ascending; None when it is shorter than a trigram."""
+        raw = needle.encode("utf-8")
+        if len(raw) < 3:
+            return None
+        wide = np.frombuffer(raw, np.uint8).astype(np.int64)
+        wanted = np.unique((wide[:-2] << 16) | (wide[1:-1] << 8) | wide[2:])
+        k = np.searchsorted(self.codes, wanted)
+        if (k >= len(self.codes)).any() or (self.codes[np.minimum(k, len(self.codes) - 1)] != wanted).any():
+            return []  # a trigram no line holds
+        spans = sorted(
+            zip(self.starts[k].tolist(), self.starts[k + 1].tolist(), strict=True), key=lambda s: s[1] - s[0]
+        )
+        lines = self.rows[spans[0][0] : spans[0][1]]
+        for a, b in spans[1:]:
+            if len(lines) < 8:  # the check below is quicker than another intersection
+                break
+            lines = np.intersect1d(lines, self.rows[a:b], assume_unique=True)
+        text = self.lines
+        return [k_ for k_ in lines.tolist() if needle in text[k_]]
 
 
 class SymbolIndex:

@@ -114,6 +114,38 @@ def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names(
     assert found > 100  # the comparison covered real matches
 
 
+def test_substrings_looked_up_by_trigram_find_the_names_a_scan_of_every_name_finds() -> None:
+    import random
+
+    from codesift.indexer.search import symbols
+
+    rng = random.Random(5)
+    letters = "abcdefghijklmnop_ABCDEFGHIJéÉßïİ0123"
+    idents = [
+        "".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
+        for _ in range(symbols._TRIGRAM_MIN + 500)
+    ]
+    idents += ["two words", "line\nbreak", "getUserName", "get_user_name", "UserName"] * 3  # namesakes
+    table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    assert table._grams is not None  # big enough for the index
+    lowered = [n.replace("\n", " ").lower() for n in idents]
+    needles = ["user", "username", "word", "s w", "e b", "é", "ß", "ïi", "İ".lower(), "zzz", "ab", "_"]
+    needles += [
+        v[a : a + rng.randint(1, 6)] for v in rng.sample(lowered, 300) for a in [rng.randrange(len(v))]
+    ]
+    hits = 0
+    for needle in needles:
+        scanned = [i for i in range(len(table)) if needle in table.symbols[i].name.replace("\n", " ").lower()]
+        assert table._find_all(needle) == scanned, needle
+        hits += len(scanned)
+    assert hits > 1000
+    # and the substring step answers as the table without the index does
+    plain = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    plain._grams = None
+    for query in ["user", "Name", "getU", "abc", "words"]:
+        assert table.candidates(query, 500) == plain.candidates(query, 500), query
+
+
 def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order() -> None:
     def at(name: str, qualified: str, path: str, line: int, container: str = "") -> Symbol:
         span = Span(Position(line, 4), Position(line + 2, 70_000))  # a column past 16 bits
