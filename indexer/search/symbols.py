@@ -224,8 +224,8 @@ class NameTable:
             if holding is not None:  # rows of those lower-case names
                 if not holding:
                     return []
-                at = np.asarray(holding, np.int64)
-                lo, sizes = self._lower_starts[at], np.diff(self._lower_starts)[at]
+                groups = np.asarray(holding, np.int64)
+                lo, sizes = self._lower_starts[groups], np.diff(self._lower_starts)[groups]
                 # each group's rows (lo, lo + 1, ...) for every group, as one array
                 firsts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
                 found: list[int] = np.sort(self._by_lower[firsts]).tolist()
