@@ -7,7 +7,7 @@ import bisect
 import re
 import sys
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -148,13 +148,25 @@ class NameTable:
         """The path of entry ``i`` (no ``Symbol`` made)."""
         return self.columns.path.values[int(self._path_ids[i])]
 
-    def _lower(self, i: int) -> str:
-        return self._lower_values[int(self._lower_ids[i])]
-
-    def where(self, i: int) -> tuple[str, str, str]:
-        """(lower-case name, container, path) of entry ``i`` (no ``Symbol`` made)."""
-        container = self.columns.container.values[int(self._cont_ids[i])]
-        return self._lower(i), container, self.path(i)
+    def hold_every_word(self, rows: Sequence[int], words: Sequence[str]) -> list[bool]:
+        """For each of ``rows``: does its name, container or path (any case) hold every one
+        of ``words`` (lower-case, no spaces)? Each word is looked for once per distinct name,
+        container and path of the rows, not once per row (a worded question checks ~4,000
+        rows)."""
+        at = np.asarray(rows, np.int64)
+        lower, conts, paths = self._lower_ids[at], self._cont_ids[at], self._path_ids[at]
+        names = [(k, self._lower_values[k]) for k in _distinct(lower)]
+        cont_values, path_values = self.columns.container.values, self.columns.path.values
+        cont_lower = [(c, cont_values[c].lower()) for c in _distinct(conts)]
+        path_lower = [(p, path_values[p].lower()) for p in _distinct(paths)]
+        ok = np.ones(len(at), bool)
+        for w in words:
+            in_name = _marked([k for k, v in names if w in v], len(self._lower_values))
+            in_cont = _marked([c for c, v in cont_lower if w in v], len(cont_values))
+            in_path = _marked([p for p, v in path_lower if w in v], len(path_values))
+            ok &= in_name[lower] | in_cont[conts] | in_path[paths]
+        held: list[bool] = ok.tolist()
+        return held
 
     def _by_rank(self, found: list[int]) -> list[int]:
         """``found`` with shorter names first, then in the table's order."""
@@ -245,16 +257,21 @@ class NameTable:
         q = query.lower()
         out: list[tuple[int, SymbolMatch]] = []
         seen: set[int] = set()
+        skip = [k for k in (self.columns.path.id(p) for p in skip_paths) if k >= 0]
 
-        def add(i: int, m: SymbolMatch) -> bool:
-            if i not in seen and (not skip_paths or self.path(i) not in skip_paths):
-                seen.add(i)
-                out.append((i, m))
+        def add(rows: list[int], m: SymbolMatch) -> bool:
+            """Add ``rows`` not added yet, in order, until ``limit`` (a list at a time: a
+            worded question adds ~4,000 rows); True once full."""
+            if skip and rows:
+                away = np.isin(self._path_ids[np.asarray(rows, np.int64)], skip).tolist()
+                rows = [i for i, a in zip(rows, away, strict=True) if not a]
+            fresh = [i for i in dict.fromkeys(rows) if i not in seen][: limit - len(out)]
+            seen.update(fresh)
+            out.extend((i, m) for i in fresh)
             return len(out) >= limit
 
-        for i in self.named(query):
-            if add(i, SymbolMatch.EXACT):
-                return out
+        if add(self.named(query), SymbolMatch.EXACT):
+            return out
         prefix: list[int] = []
         values, bounds_, rows = self._lower_values, self._lower_starts, self._by_lower
         for k in range(bisect.bisect_left(values, q), len(values)):
@@ -263,15 +280,13 @@ class NameTable:
                 break
             group: list[int] = rows[bounds_[k] : bounds_[k + 1]].tolist()
             if name == q:
-                for i in group:
-                    if add(i, SymbolMatch.EXACT_CASE_INSENSITIVE):
-                        return out
+                if add(group, SymbolMatch.EXACT_CASE_INSENSITIVE):
+                    return out
             else:
                 prefix.extend(group)
         # shorter names first: `load` before `loads_with_hooks` for "lo"
-        for i in self._by_rank(prefix):
-            if add(i, SymbolMatch.PREFIX):
-                return out
+        if add(self._by_rank(prefix), SymbolMatch.PREFIX):
+            return out
         # Camel-hump always when the query has humps; fuzzy only while few matched. A
         # name typed exactly needs neither scan (each costs ~5-10 ms on 60k+ names):
         # camel-hump then runs only when the query asks for humps with capitals.
@@ -288,9 +303,8 @@ class NameTable:
                 self._offsets_lower, (m.start() for m in fuzzy.finditer(self._joined_lower))
             )
         for match, found in sorted(later.items()):
-            for i in self._by_rank(found):
-                if add(i, match):
-                    return out
+            if add(self._by_rank(found), match):
+                return out
         return out
 
 
@@ -345,6 +359,22 @@ class _Trigrams:
             lines = np.intersect1d(lines, self.rows[a:b], assume_unique=True)
         text = self.lines
         return [k_ for k_ in lines.tolist() if needle in text[k_]]
+
+
+def _distinct(ids: npt.NDArray[np.integer]) -> list[int]:
+    """The distinct values of ``ids``, ascending (np.unique hashes: slower on small arrays)."""
+    if not len(ids):
+        return []
+    s = np.sort(ids)
+    out: list[int] = s[np.concatenate(([True], s[1:] != s[:-1]))].tolist()
+    return out
+
+
+def _marked(ids: list[int], size: int) -> npt.NDArray[np.bool_]:
+    """A mask of ``size`` ids, True at ``ids`` (indexed by ids: quicker than ``np.isin``)."""
+    mask = np.zeros(max(size, 1), bool)
+    mask[ids] = True
+    return mask
 
 
 class SymbolIndex:
@@ -502,7 +532,7 @@ def find_symbols(
     index: SymbolIndex | None = None,
     with_members: bool = True,
     overlay: Mapping[str, Sequence[Symbol]] | None = None,
-    keep: Callable[[str, str, str], bool] | None = None,
+    every_word: Sequence[str] = (),
 ) -> list[SymbolHit]:
     """Symbols matching ``query``: exact name first, then prefix, camel-hump, substring,
     fuzzy; a class, interface or struct brings its members right after it.
@@ -510,8 +540,9 @@ def find_symbols(
     A dotted query (``Outer.method``) matches qualified names exactly first. Pass a
     long-lived ``index`` to answer from memory. ``overlay`` maps paths with unsaved
     edits to their symbols (``overlay_symbols``): they replace the indexed ones.
-    ``keep`` (given a match's lower-case name, container and path) drops the matches it
-    says no to before a ``Symbol`` or hit is made of them.
+    ``every_word`` (lower-case words without spaces) keeps only the matches holding each
+    of them in their name, container or path (any case), checked before a ``Symbol`` or
+    hit is made of them.
     """
     check_int("limit", limit, 0, bounds.MAX_LIMIT)
     check_query("query", query)
@@ -536,17 +567,20 @@ def find_symbols(
     found: list[tuple[SymbolMatch, int, int]] = []  # (match, table, index)
     name = query.rsplit(".", 1)[-1]
     for t, (table, skipped) in enumerate(zip(tables, skips, strict=True)):
+        matched: list[tuple[int, SymbolMatch]] = []
         if "." in query:
-            found += [
-                (SymbolMatch.QUALIFIED, t, i) for i in table.qualified(query) if table.path(i) not in skipped
+            matched += [
+                (i, SymbolMatch.QUALIFIED) for i in table.qualified(query) if table.path(i) not in skipped
             ]
-        found += [(m, t, i) for i, m in table.candidates(name, limit, skipped)]
+        matched += table.candidates(name, limit, skipped)
+        if every_word and matched:
+            held = table.hold_every_word([i for i, _ in matched], every_word)
+            matched = [im for im, ok in zip(matched, held, strict=True) if ok]
+        found += [(m, t, i) for i, m in matched]
     found.sort(key=lambda f: f[0])  # stable: the index before the overlay at equal match
     hits: list[SymbolHit] = []
     seen: set[tuple[str, str, int]] = set()
     for m, t, i in found:
-        if keep is not None and not keep(*tables[t].where(i)):
-            continue
         sym = tables[t].symbols[i]
         key = (sym.path, sym.qualified_name, sym.range.start.line)
         if key in seen:

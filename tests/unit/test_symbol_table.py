@@ -146,6 +146,39 @@ def test_substrings_looked_up_by_trigram_find_the_names_a_scan_of_every_name_fin
         assert table.candidates(query, 500) == plain.candidates(query, 500), query
 
 
+def test_every_word_is_held_by_a_rows_name_container_or_path_as_one_row_at_a_time_says() -> None:
+    import random
+
+    rng = random.Random(7)
+    parts = ["read", "Config", "file", "url", "Open", "json", "É", "x"]
+
+    def at(i: int) -> Symbol:
+        name = "".join(rng.sample(parts, rng.randint(1, 3)))
+        container = rng.choice(["", "RawConfigParser", "URLopener", "Éclair"])
+        path = rng.choice(["configparser.py", "urllib/request.py", "json/Decoder.py", "a/File.py"])
+        span = Span(Position(i, 0), Position(i, len(name)))
+        return Symbol(
+            name, f"{container}.{name}", SymbolKind.METHOD, path, "python", span, span, container, f"c{i}"
+        )
+
+    table = NameTable(at(i) for i in range(1, 400))
+    rows = list(range(len(table)))
+    for words in (
+        ["read", "config"],
+        ["open", "url", "request"],
+        ["json", "file"],
+        ["é", "x"],
+        ["zzz", "read"],
+    ):
+        expected = []
+        for i in rows:
+            s = table.symbols[i]
+            rest = f"{s.container.lower()} {s.path.lower()}"
+            expected.append(all(w in s.name.lower() or w in rest for w in words))
+        assert table.hold_every_word(rows, words) == expected, words
+        assert 0 < sum(expected) < len(rows) or words[0] == "zzz"
+
+
 def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order() -> None:
     def at(name: str, qualified: str, path: str, line: int, container: str = "") -> Symbol:
         span = Span(Position(line, 4), Position(line + 2, 70_000))  # a column past 16 bits
