@@ -179,6 +179,46 @@ def test_every_word_is_held_by_a_rows_name_container_or_path_as_one_row_at_a_tim
         assert 0 < sum(expected) < len(rows) or words[0] == "zzz"
 
 
+def test_camel_humps_tried_on_the_names_holding_a_tail_find_what_a_scan_of_every_name_finds() -> None:
+    import random
+
+    from codesift.indexer.search import symbols
+
+    rng = random.Random(23)
+    words = ["get", "user", "http", "connection", "ssl", "context", "parse", "logger", "arg", "temp", "dir"]
+
+    def ident() -> str:
+        parts = [rng.choice(words) for _ in range(rng.randint(1, 4))] + [str(rng.randint(0, 999))]
+        if rng.random() < 0.5:
+            return "_".join(parts)
+        return parts[0] + "".join(p.title() for p in parts[1:])
+
+    idents = list({ident() for _ in range(symbols._TRIGRAM_MIN * 2)})
+    table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    assert table._grams is not None and table._ascii
+
+    def scanned(hump: object) -> list[int]:
+        starts = table._line_starts(table._offsets, (m.start() for m in hump.finditer(table._joined)))  # type: ignore[attr-defined]
+        return table._lines(table._offsets, starts)
+
+    found = 0
+    for q in [
+        "HTTPConnection",
+        "getUser",
+        "sslContext",
+        "TempDir",
+        "gU",
+        "parseLogger",
+        "ArgParse",
+        "get_user",
+    ]:
+        hump = symbols._hump_regex(q, ascii_names=True)
+        assert hump is not None
+        assert table._hump_rows(q, hump) == scanned(hump), q
+        found += len(scanned(hump))
+    assert found > 200  # the comparison covered real matches
+
+
 def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order() -> None:
     def at(name: str, qualified: str, path: str, line: int, container: str = "") -> Symbol:
         span = Span(Position(line, 4), Position(line + 2, 70_000))  # a column past 16 bits
