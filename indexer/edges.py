@@ -24,18 +24,19 @@ import re
 from collections.abc import Callable
 from importlib import resources
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Query
 
 from . import grammars
 from .languages import bindings
-from .languages.base import Item, Mapping
-from .languages.bindings import Marks
+from .languages.base import Item, Mapping, node_text
+from .languages.bindings import Marks, captures_in_order
 from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
 from .languages.java_bindings import java_marks
 from .languages.kotlin_bindings import kotlin_marks
 from .languages.paths import UNKNOWN, dotted_path, reads_as_written
 from .languages.python_bindings import python_marks
+from .languages.python_types import quoted_name
 from .languages.rust_bindings import rust_marks
 from .languages.swift_bindings import swift_marks
 from .languages.typescript_bindings import typescript_marks
@@ -184,7 +185,7 @@ def extract_edges(
     query = _query(language)
     if query is None:
         return ()
-    captures = QueryCursor(query).captures(root)
+    captures = captures_in_order(query, root)
     if not captures:
         return ()
     scopes = _Scopes(items)
@@ -195,7 +196,7 @@ def extract_edges(
     found: list[_Row] = []
     add = found.append
 
-    for capture, nodes in captures.items():
+    for capture, nodes in captures:
         if capture == "import":
             for node in nodes:
                 try:
@@ -207,6 +208,15 @@ def extract_edges(
                 for b in bindings:
                     (r0, c0), (r1, c1) = b.node.start_point, b.node.end_point
                     add((r0, c0, len(found), EdgeKind.IMPORT, scope, b.name, r1, c1, b.module, b.alias))
+            continue
+        if capture == "quoted":  # Python: the name inside a string annotation
+            for node in nodes:
+                content = quoted_name(node)
+                if content is not None:
+                    name = node_text(content)
+                    r1, c1 = content.end_point
+                    c0 = c1 - (len(name) - name.rfind(".") - 1)  # where its last part starts
+                    add((r1, c0, len(found), EdgeKind.REFERENCE, at(node.start_byte), name, r1, c1, "", ""))
             continue
         kind = _KINDS.get(capture)
         if kind is None:

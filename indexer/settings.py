@@ -290,9 +290,10 @@ class Settings:
             # `isinstance` blocks and tuple items typed, C# file-scoped namespaces, Swift
             # `subscript`; 8: Python names holding a class (`type[X]`, a class body's
             # `maker = X`), `enumerate`, `except X as e`, `list[X] | None`); 9: Python parameter
-            # defaults typed, a function's returns of several classes (`return|`), so old
-            # indexes rebuild.
-            "parser": "9",
+            # defaults typed, a function's returns of several classes (`return|`); 10: Python
+            # `return self` marked, so `with Foo() as x` holds a Foo; string annotations
+            # `-> "Context"` as references), so old indexes rebuild.
+            "parser": "10",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

@@ -27,11 +27,11 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import lancedb
 import pyarrow as pa
@@ -75,6 +75,7 @@ from .symtab import SymbolColumns
 if TYPE_CHECKING:
     from .settings import Settings
 
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 # 2: the edges table (reference graph)
@@ -170,6 +171,8 @@ class Store:
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
         self._all_symbols: tuple[int, SymbolColumns] | None = None
         self._all_symbols_lock = threading.Lock()
+        self._derived: dict[str, tuple[int, object]] = {}
+        self._derived_lock = threading.Lock()
         own = EmbedCache(self._db, uri)
         self.cache = (shared_cache(cache_dir, own) if cache_dir else None) or own
         self._pins = threading.local()
@@ -394,6 +397,19 @@ class Store:
         finally:
             if outer is None:
                 self._pins.versions = None
+
+    def derived(self, key: str, table: str, compute: Callable[[], _T]) -> _T:
+        """``compute()``'s answer under ``key``, remembered until ``table``'s next commit:
+        data derived from whole tables (the ranking's file-reference counts) made once
+        per version; concurrent callers wait for one computation."""
+        with self._derived_lock:
+            version = self._version(table)
+            held = self._derived.get(key)
+            if held is not None and held[0] == version:
+                return cast(_T, held[1])
+            value = compute()
+            self._derived[key] = (version, value)
+            return value
 
     def table_version(self, name: str) -> int:
         """The table's current version; inside ``pinned_versions``, the one read first there."""

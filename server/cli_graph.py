@@ -113,7 +113,8 @@ def callees(name: str, root: Path | None, as_json: bool) -> None:
         if c.callee is not None:
             out.print(f"  → {_where(c.callee)} [dim]line {lines}[/]")
         else:
-            hint = f"{len(c.candidates)} candidates" if c.candidates else "outside the index"
+            n = len(c.candidates)
+            hint = f"{n} candidate{'' if n == 1 else 's'}" if n else "outside the index"
             out.print(f"  → {c.name} [yellow](unresolved, {hint})[/] [dim]line {lines}[/]")
 
     _answer(root, name, as_json, "callees", graph_callees, show)

@@ -19,6 +19,7 @@ from codesift.indexer.heap import release_memory
 from codesift.indexer.model import IndexReport
 from codesift.indexer.paths import index_path
 from codesift.indexer.progress import Progress
+from codesift.indexer.search.references import file_references
 
 from .child import run_full_index
 
@@ -199,6 +200,7 @@ class Writer:
             )
             p.forget_store()
             if result.report is not None and not run.cancel.is_set():
+                self._count_references()
                 self._vectors_due = self._interrupt.is_set()
                 if self._vectors_due:
                     message += "; vectors continue after the saved files"
@@ -235,6 +237,17 @@ class Writer:
             return
         self._vectors_due = not self._vectors_paused
         self._optimize_due = time.monotonic() + OPTIMIZE_AFTER_S
+        self._count_references()
+
+    def _count_references(self) -> None:
+        """Count the ranking's file-reference prior for the tables just written (a save's
+        or a full run's), here rather than in the next search, which would wait for it
+        (~0.35 s at 100k chunks; the count is the same either way: it follows the
+        ``files`` table's version)."""
+        try:
+            file_references(self._project.store())
+        except CodesiftError as exc:
+            log.debug("%s: file references not counted: %s", self._project.name, exc)
 
     def _vectors(self) -> None:
         p = self._project

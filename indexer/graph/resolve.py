@@ -32,20 +32,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ..languages.bindings import (
-    CALLED,
-    HOLDS,
-    IN,
-    IS,
-    ITEMS,
-    ONE_OF,
-    PART,
-    RETURN,
-    RETURN_PART,
-    SEPARATOR,
-    WITH,
-)
+from ..languages.bindings import CALLED
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from .bound import BoundTypes
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, module_key, python_module
 
 _SELF_WORDS = {
@@ -68,8 +57,6 @@ _FAMILY = {
 }
 _JS_EXTENSIONS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 _MAX_DEPTH = 16
-_EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
-_ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})
 _OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
@@ -106,8 +93,9 @@ class Resolution:
 _UNRESOLVED = Resolution()
 
 
-class Resolver:
-    """Resolution over one snapshot, memoised until the snapshot changes."""
+class Resolver(BoundTypes):
+    """Resolution over one snapshot, memoised until the snapshot changes. What a typed
+    receiver holds (``ctx: Context``, ``x = Foo()``) it asks of :class:`.bound.BoundTypes`."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snap = snapshot
@@ -314,7 +302,7 @@ class Resolver:
             # `self.maker(…)` where the class holds a class in `maker`: that class is called
             held = (self.attribute_type(cls, rest[0] + CALLED) if made and cls is not None else None) or held
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
-            target = self.result_of(target) if called[1] else target
+            target = self.result_on(cls, target) if called[1] else target
             nxt = 2
         elif head == "cls" and not rest and lang == "python" and edge.kind is EdgeKind.CALL:
             target = self.enclosing_type(edge.path, edge.from_symbol)  # `cls(…)` in a classmethod
@@ -363,9 +351,10 @@ class Resolver:
             made = called[i] or (i == len(names) - 1 and call)
             if made and lang == "python" and isinstance(target, Symbol) and target.kind in TYPE_KINDS:
                 held = self.attribute_type(target, names[i] + CALLED)  # `ctx.maker(…)`: a held class
+            receiver = target
             target = held or self.aliased(self.member_of(target, names[i], 0))
             if called[i]:
-                target = self.result_of(target)
+                target = self.result_on(receiver, target)
             elif i < len(names) - 1:
                 target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
@@ -374,186 +363,7 @@ class Resolver:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
 
-    # ----- typed bindings (languages/bindings.py) -----------------------------------
-
-    def is_local(self, path: str, scope: str, name: str) -> bool:
-        """Whether ``name`` is a typed variable of the function around ``scope``."""
-        scope = self.snap.binding_scope(path, scope)
-        has = self.snap.has_binding
-        if not scope or not (has(path, scope, name) or has(path, scope, name + ONE_OF)):
-            return False
-        own = self.snap.symbol(path, scope)
-        return own is not None and own.kind in CALLABLE_KINDS
-
-    def shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
-        """``member`` of the local ``name`` when its bindings give values of several classes
-        (``x = A()`` in one branch, ``x = B()`` in another), or it is bound only by calls of
-        one function whose returns do (``return|``), and every one of them has the same
-        ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
-        key = (path, scope, name, member)
-        if key in self._sharing:
-            # asked again while answering it: `x = x.__enter__()` binds `x` from a call on `x`
-            # itself, so the answer depends on itself — none (following it recursed until
-            # Python's stack gave out)
-            return None
-        self._sharing.add(key)
-        try:
-            return self._shared_member(path, scope, name, member)
-        finally:
-            self._sharing.discard(key)
-
-    def _shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
-        scope = self.snap.binding_scope(path, scope)
-        edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
-        label = name
-        if not edges and scope:  # `h = self.connect()` where `connect` returns one of several
-            made = self.snap.binding_edges(path, scope, name)
-            only = all(e.kind is EdgeKind.CALL and e.alias == name for e in made)  # no item, no `with`
-            fns = {self.resolve(e).symbol for e in made} if only else set()
-            fn = fns.pop() if len(fns) == 1 else None
-            if fn is not None and fn.kind in CALLABLE_KINDS and self.returns(fn) is None:
-                edges, label = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN + ONE_OF), RETURN
-        if not edges:
-            return None
-        found = set()
-        for e in edges:
-            t = self._edge_type(e, label)
-            m = self.member(t, member) if t is not None and t.kind in TYPE_KINDS else None
-            if m is None:
-                return None
-            found.add(m)
-        return found.pop() if len(found) == 1 else None
-
-    def class_called(self, path: str, scope: str, name: str) -> tuple[Symbol | None] | None:
-        """``(C,)`` when calling ``name`` makes a ``C`` because the name holds that class (the
-        binder's ``name()``); ``(None,)`` for a variable of the function around ``scope`` the
-        binder follows but that does not resolve to a class (unresolved: never a namesake);
-        None when the binder says nothing or the module's binding names no class (the name
-        is resolved as any other)."""
-        scope = self.snap.binding_scope(path, scope)
-        if scope and self.snap.has_binding(path, scope, name + CALLED):
-            return (self.bound_type(path, scope, name + CALLED),)
-        if scope and self.snap.has_binding(path, scope, name):
-            return None
-        found = (
-            self.bound_type(path, "", name + CALLED)
-            if self.snap.has_binding(path, "", name + CALLED)
-            else None
-        )
-        return (found,) if found is not None else None
-
-    def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
-        """The class a local (or module-level) name holds an instance of, when the code says."""
-        scope = self.snap.binding_scope(path, scope)
-        if self.snap.has_binding(path, scope, name):
-            return self.bound_type(path, scope, name)
-        return self.bound_type(path, "", name) if scope else None
-
-    def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
-        """The class ``<instance>.<name>`` holds, when the class types it: its own body and
-        methods, or (Swift, Kotlin, C#, Rust) an extension of it elsewhere."""
-        scopes = {
-            (path, scope)
-            for path, scope in self.snap.attributes.get(name, [])
-            if (path, scope) == (cls.path, cls.qualified_name)
-            or (cls.language in _EXTENDED and self.type_for_scope(path, scope) == cls)
-        }
-        found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
-        return found.pop() if len(found) == 1 else None
-
-    def aliased(self, target: Target | None) -> Target | None:
-        """What a module-level alias (``Charset = _charset.Charset``) names: that class or
-        function; anything else unchanged."""
-        if not isinstance(target, Symbol) or target.kind not in _ALIAS_KINDS or "." in target.qualified_name:
-            return target
-        edges = self.snap.binding_edges(target.path, "", target.name)
-        if not edges or not all(e.alias.startswith(IS) for e in edges):
-            return target
-        key = (target.path, "", IS + target.name)
-        if key not in self._types:
-            self._types[key] = None  # `A = B` / `B = A`: no alias
-            found = {self.resolve(e).symbol for e in edges}
-            named = found.pop() if len(found) == 1 else None
-            ok = named is not None and (named.kind in TYPE_KINDS or named.kind in CALLABLE_KINDS)
-            self._types[key] = named if ok else None
-        return self._types[key] or target
-
-    def held_by(self, target: Target | None) -> Target | None:
-        """What a Python module-level variable holds (``default = Context()`` → the class
-        ``Context``), read where it is bound (in another file too: an import of it, or
-        ``models.default``), when its module's bindings state it; anything else unchanged."""
-        return self.held(target) or target
-
-    def held(self, target: Target | None) -> Symbol | None:
-        """The class a Python module-level variable holds an instance of, or None."""
-        if (
-            not isinstance(target, Symbol)
-            or target.kind not in _ALIAS_KINDS
-            or "." in target.qualified_name
-            or target.language != "python"
-        ):
-            return None
-        edges = self.snap.binding_edges(target.path, "", target.name)
-        if not edges or any(e.alias.startswith(IS) for e in edges):
-            return None
-        return self.bound_type(target.path, "", target.name)
-
-    def result_of(self, target: Target | None) -> Symbol | None:
-        """What calling ``target`` gives: an instance of a class, a function's annotated return."""
-        if not isinstance(target, Symbol):
-            return None
-        if target.kind in TYPE_KINDS:
-            return target
-        if target.kind is SymbolKind.CONSTRUCTOR:  # `Foo.init(…)`
-            return self.enclosing_type(target.path, target.qualified_name)
-        return self.returns(target) if target.kind in CALLABLE_KINDS else None
-
-    def returns(self, fn: Symbol) -> Symbol | None:
-        """The class a function's return annotation names."""
-        return self.bound_type(fn.path, fn.qualified_name, RETURN)
-
-    def bound_type(self, path: str, scope: str, name: str) -> Symbol | None:
-        edges = self.snap.binding_edges(path, scope, name)
-        if not edges:
-            return None
-        key = (path, scope, name)
-        if key in self._types:
-            return self._types[key]
-        self._types[key] = None  # a binding that depends on itself types nothing
-        found = {self._edge_type(e, name) for e in edges}
-        t = found.pop() if len(found) == 1 else None
-        self._types[key] = t
-        return t
-
-    def _edge_type(self, edge: Edge, name: str) -> Symbol | None:
-        """The class of the value a marked edge binds to ``name``: the annotation's class, the
-        called class, the called function's return annotation (then ``__enter__``'s for
-        ``with``), or one item of its declared tuple (``a, b = f()``)."""
-        sym = self.resolve(edge).symbol
-        if sym is None:
-            return None
-        if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
-            if edge.kind is not EdgeKind.CALL:
-                return sym if sym.kind in TYPE_KINDS else None  # `type[Foo]`, `maker = Foo`
-            if sym.kind in CALLABLE_KINDS and sym.kind is not SymbolKind.CONSTRUCTOR:
-                return self.bound_type(sym.path, sym.qualified_name, RETURN + CALLED)  # `-> type[Foo]`
-            return None  # a class called gives an instance, and calling that is `__call__`
-        part = _part_of(edge.alias, name)
-        if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
-            if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
-                return None
-            each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
-            return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
-        if edge.alias.startswith(HOLDS):  # `policy=compat32`: what the module's variable holds
-            return self.held(sym)
-        if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
-            items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
-            return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
-        t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
-        if t is not None and edge.alias.startswith(WITH):
-            enter = self.member(t, "__enter__")
-            t = self.returns(enter) if enter is not None else None
-        return t
+    # ----- names ----------------------------------------------------------------------
 
     def candidates(self, edge: Edge, lang: str) -> tuple[Symbol, ...]:
         name = edge.last_name
@@ -655,7 +465,8 @@ class Resolver:
                 return s
         if mod.name in self.snap.python_modules or (mod.paths and mod.paths[0].endswith("__init__.py")):
             here = python_module(mod.paths[0]) if mod.paths else mod.name  # by path: never ambiguous
-            sub = self.python_module(f"{here}.{name}")
+            # the workspace's own root package is "" (`from . import sessions` in its `api.py`)
+            sub = self.python_module(f"{here}.{name}" if here else name)
             if sub is not None:
                 return sub
         for p in mod.paths:
@@ -768,17 +579,6 @@ class Resolver:
             ):
                 found.append(s)
         return found[0] if len(found) == 1 else None
-
-
-def _part_of(alias: str, name: str) -> str:
-    """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
-    if PART not in alias:
-        return ""
-    for label in alias.removeprefix(IN).split(SEPARATOR):
-        bound, _, part = label.rpartition(">")[2].partition(PART)
-        if bound == name and part:
-            return part
-    return ""
 
 
 def _visible_from(scope: str, here: str) -> bool:

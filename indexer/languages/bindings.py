@@ -121,16 +121,35 @@ def compiled_query(language: str, text: str) -> Query:
     return query
 
 
+def captures_in_order(query: Query, root: Node) -> list[tuple[str, list[Node]]]:
+    """``query``'s captures in ``root`` in an order fixed by the source alone: each
+    capture's nodes in document order, the captures by where their first node starts.
+    Tree-sitter's own order of the nodes of one capture is not document order and changes
+    with what the process parsed before, so two runs over the same files bound names in
+    different orders and wrote different edges (an index must not depend on that)."""
+    found = QueryCursor(query).captures(root)
+    groups = [(sorted(nodes, key=_span), capture) for capture, nodes in found.items() if nodes]
+    groups.sort(key=lambda group: (_span(group[0][0]), group[1]))
+    return [(capture, nodes) for nodes, capture in groups]
+
+
+def _span(node: Node) -> tuple[int, int]:
+    return node.start_byte, node.end_byte
+
+
 def captures(query: Query, root: Node) -> Iterator[tuple[str, Node]]:
-    """Every (capture name, node) of ``query`` in ``root``, capture by capture."""
-    for capture, nodes in QueryCursor(query).captures(root).items():
+    """Every (capture name, node) of ``query`` in ``root``, capture by capture, in the
+    order :func:`captures_in_order` fixes."""
+    for capture, nodes in captures_in_order(query, root):
         for node in nodes:
             yield capture, node
 
 
 @dataclass(frozen=True, slots=True)
 class _Binding:
-    how: str  # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann")
+    # "ann", "call", "with", "is", "in", "holds", "none", "unknown", "copy", "val" (a copied "ann"),
+    # "self" (`return self`: the receiver)
+    how: str
     node: Node | None = None  # the annotation's type name / the callee / a copy's source name
     scope: str = ""  # a copy's: the scope its source name is bound in ("attr:C": C's attribute)
     suffix: str = ""  # a copy's: "" for the source name itself, ITEMS for what iterating it gives

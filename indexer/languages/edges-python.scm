@@ -33,3 +33,9 @@
   name: (identifier) @_param
   value: (identifier) @ref
   (#not-eq? @_param @ref))
+; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
+(return_statement (identifier) @ref (#eq? @ref "self"))
+; a forward reference written as a string (`-> "Context"`, `Optional["m.Context"]`): the
+; name inside it (edges.py keeps only a plain dotted name outside `Literal` / `Annotated`)
+(type (string) @quoted)
+(type (subscript subscript: (string) @quoted))

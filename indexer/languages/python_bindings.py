@@ -371,8 +371,9 @@ def _nested_functions(block: Node) -> list[tuple[Point, Point]]:
 def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:
     """What a ``return`` gives the function it is in, when the function states no return
     type: a call's result (``return Foo(…)``, ``return self.__class__(…)``), a copy of a
-    typed local (``return ctx``), ``None``; anything else, or a ``yield`` (a generator),
-    leaves the result untyped. An ``async def`` returns a coroutine: nothing here."""
+    typed local (``return ctx``), the receiver (``return self``), ``None``; anything else,
+    or a ``yield`` (a generator), leaves the result untyped. An ``async def`` returns a
+    coroutine: nothing here."""
     fn = node.parent
     while fn is not None and fn.type not in ("function_definition", "lambda", "class_definition"):
         fn = fn.parent
@@ -386,7 +387,9 @@ def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) 
         b = _UNKNOWN
     elif value is None:
         b = _NONE
-    elif value.type == "identifier" and node_text(value) != "self":
+    elif value.type == "identifier" and node_text(value) == "self":
+        b = _Binding("self", value)  # the receiver itself, whatever class it is (`__enter__`)
+    elif value.type == "identifier":
         b = _Binding("copy", value, scope)
     else:
         b = _value_binding(value)

@@ -4,9 +4,34 @@ values — read from tree-sitter nodes, for :mod:`.python_bindings`."""
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from .base import node_text
+
+_QUOTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NOT_TYPES = frozenset({"Literal", "Annotated"})  # their strings are values, not forward references
+
+
+def quoted_name(string: Node) -> Node | None:
+    """The ``string_content`` of a forward reference written as a plain dotted name
+    (``-> "Context"``, ``Optional["m.Context"]``); None for any other string, and for
+    the strings of ``Literal[…]`` / ``Annotated[…]``, which are values."""
+    parts = [c for c in string.named_children if c.type == "string_content"]
+    if len(parts) != 1 or len(string.named_children) != 3 or not _QUOTED.fullmatch(node_text(parts[0])):
+        return None
+    up = string.parent
+    while up is not None and up.type in ("type", "type_parameter", "generic_type", "subscript"):
+        head = up.named_children[0] if up.named_child_count else None
+        if (
+            up.type in ("generic_type", "subscript")
+            and head is not None
+            and node_text(head).rsplit(".", 1)[-1] in _NOT_TYPES
+        ):
+            return None
+        up = up.parent
+    return parts[0]
 
 
 def _tuple_parts(type_node: Node | None) -> list[Node | None]:
@@ -40,6 +65,8 @@ def _type_name(type_node: Node | None) -> Node | None:
         return None
     if node.type in ("identifier", "attribute"):
         return node if _dotted(node) else None
+    if node.type == "string":  # `-> "Context"`: a forward reference
+        return quoted_name(node)
     return _class_of(type_node)
 
 

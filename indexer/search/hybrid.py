@@ -33,6 +33,7 @@ from .multihop import Relevance, multihop_result
 from .plan import Plan, Retrieved
 from .ranking import Candidate, Ranker, asked_roles, definition_lookup, understand
 from .ranking.query import bm25_text, semantic_text
+from .references import file_references
 from .report import empty_report, report
 from .results import SearchRequest, SearchResult, Source
 from .semantic import choose_tier, chunk_similarities, vector_search
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # the graph loads only for hops: a plain search never imports
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="codesift-search")
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codesift-search")
 _DEFAULT_SEARCH = SearchSettings()
 # File-level answers look this many times deeper: a file's evidence is spread over its chunks.
 FILE_DEPTH = 3
@@ -224,7 +225,7 @@ def _ranked(
     candidates = _fuse(store, plan, got, settings)
     if plan.rank:
         t = time.perf_counter()
-        candidates = _rank(store, plan, candidates, got.definitions)
+        candidates = _rank(store, plan, candidates, got.definitions, got.references)
         got.millis["rank"] = round((time.perf_counter() - t) * 1000, 2)
     elif plan.request.group_by == "file":
         candidates = _first_per_file(candidates)
@@ -325,6 +326,8 @@ def _retrieve(
     names = definition_lookup(plan.intent) if plan.rank else []
     if names:
         got.definitions = (names, _POOL.submit(definitions_named, store, names))
+    if plan.rank:
+        got.references = _POOL.submit(_file_references, store)
     if mode == "grep":
         futures[Source.GREP] = _POOL.submit(
             _timed,
@@ -402,22 +405,37 @@ def _fuse(store: Store, plan: Plan, got: Retrieved, settings: Settings) -> list[
     ]
 
 
+def _file_references(store: Store) -> Mapping[str, int]:
+    """``file_references``, or none (no prior) when the index cannot answer it."""
+    try:
+        return file_references(store)
+    except CodesiftError as exc:
+        log.debug("no file-reference counts: %s", exc)
+        return {}
+
+
 def _rank(
     store: Store,
     plan: Plan,
     candidates: list[Candidate],
     prefetched: tuple[list[str], Future[list[Symbol]]] | None = None,
+    references: Future[Mapping[str, int]] | None = None,
 ) -> list[Candidate]:
     """The ranking stage over the fused candidates, with the symbol table and chunk
     loading it may use (both under the request's filters). ``prefetched``: the
-    definitions looked up while the sources ran (names, answer)."""
+    definitions looked up while the sources ran (names, answer); ``references``: the
+    file-reference counts, asked for then too."""
 
     def lookup(names: Sequence[str]) -> list[Symbol]:
         if prefetched is not None and list(names) == prefetched[0]:
             return prefetched[1].result()
         return definitions_named(store, names)
 
-    ranker = Ranker(lookup=lookup, load=lambda ids: load_chunks(store, ids, where=plan.where))
+    ranker = Ranker(
+        lookup=lookup,
+        load=lambda ids: load_chunks(store, ids, where=plan.where),
+        references=references.result if references is not None else None,
+    )
     asked = asked_roles(plan.request.filters)
     if plan.request.group_by == "file":
         return ranker.rank_files(candidates, plan.intent, asked)

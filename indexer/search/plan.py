@@ -3,6 +3,7 @@ resolved) and what the sources retrieved."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -52,3 +53,6 @@ class Retrieved:
     # The ranking stage's symbol-table lookup, asked for while the sources run: the
     # names it needs come from the query alone (``definition_lookup``).
     definitions: tuple[list[str], Future[list[Symbol]]] | None = None
+    # How many other files name each file's definitions (``references.file_references``),
+    # counted (or read from its memo) while the sources run.
+    references: Future[Mapping[str, int]] | None = None

@@ -250,3 +250,22 @@ def test_cli_callers_impls_and_search_hops_json(shop: Path) -> None:
     ).stdout
     hits = json.loads(out)["hits"]
     assert any(h["match_type"] == "multi-hop" and h["via"] == ["OrderRepository"] for h in hits)
+
+
+def test_cli_callees_says_1_candidate_and_2_candidates(tmp_path: Path, embedder: Embedder) -> None:
+    source = (
+        "def run(x, y):\n    x.save()\n    y.load()\n\n\n"
+        "class Repo:\n    def save(self):\n        pass\n\n    def load(self):\n        pass\n\n\n"
+        "class Cache:\n    def load(self):\n        pass\n"
+    )
+    root = write_workspace(tmp_path / "ws", {"m.py": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "callees", "run", "--root", str(root)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    # `x` and `y` are parameters of unknown type: their calls are written `?.save`, `?.load`
+    assert "?.save (unresolved, 1 candidate) line 2" in out
+    assert "?.load (unresolved, 2 candidates) line 3" in out

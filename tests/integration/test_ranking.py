@@ -13,6 +13,7 @@ import pytest
 
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.references import file_references
 from codesift.indexer.search.results import Filters, MatchType, SearchRequest, SearchResult, Source
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.sync import index_workspace, open_store
@@ -219,3 +220,55 @@ def test_cli_files_prints_one_line_per_file(root: Path) -> None:
     hits = json.loads(out.stdout)["hits"]
     paths = [h["path"] for h in hits]
     assert len(paths) == len(set(paths)) and paths[0] == "src/termui/progress.py"
+
+
+def test_reference_counts_come_from_the_index_and_follow_its_writes(root: Path, embedder: Embedder) -> None:
+    store = open_store(root, load_settings(root))
+    counts = file_references(store)
+    # ProgressBar is imported and called by the test and by the example;
+    # validateCredentials by auth.py; nothing names what a test file defines
+    assert counts["src/termui/progress.py"] == 2
+    assert counts["src/checks.py"] == 1
+    assert "tests/test_progress.py" not in counts
+    assert file_references(store) is counts  # remembered until the next write
+
+
+def test_a_new_file_naming_a_definition_raises_its_files_count(tmp_path: Path, embedder: Embedder) -> None:
+    ws = write_workspace(tmp_path / "ws", {k: FILES[k] for k in ("src/auth.py", "src/checks.py")})
+    settings = load_settings(ws)
+    index_workspace(ws, settings, embedder=embedder)
+    store = open_store(ws, settings)
+    assert file_references(store) == {"src/checks.py": 1}
+    (ws / "src/admin.py").write_text(
+        "from .checks import validateCredentials\n\n\ndef sudo(user, pw):\n"
+        "    return validateCredentials(user, pw)\n",
+        encoding="utf-8",
+    )
+    index_workspace(ws, settings, embedder=embedder)
+    assert file_references(store) == {"src/checks.py": 2}
+
+
+def test_the_servers_writer_counts_references_after_a_save(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codesift.indexer.search import references
+    from codesift.server.projects import Embedders, Project
+
+    ws = write_workspace(tmp_path / "ws", {k: FILES[k] for k in ("src/auth.py", "src/checks.py")})
+    index_workspace(ws, load_settings(ws), embedder=embedder)
+    project = Project(ws, load_settings(ws), Embedders())
+    try:
+        (ws / "src/admin.py").write_text(
+            "from .checks import validateCredentials\n\n\ndef sudo(user, pw):\n"
+            "    return validateCredentials(user, pw)\n",
+            encoding="utf-8",
+        )
+        project.writer._paths(["src/admin.py"])
+
+        def counted_again(store: object) -> dict[str, int]:
+            raise AssertionError("the next search counted again")
+
+        monkeypatch.setattr(references, "_count", counted_again)
+        assert file_references(project.store()) == {"src/checks.py": 2}  # counted by the writer
+    finally:
+        project.close()

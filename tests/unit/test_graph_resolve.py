@@ -99,6 +99,19 @@ def test_relative_import_resolves() -> None:
     assert resolved.to_symbol == "other"
 
 
+def test_a_relative_import_in_a_workspace_that_is_the_package_resolves() -> None:
+    # the workspace is the package itself (requests' own folder opened): its modules are
+    # `api`, `sessions`, and `from . import sessions` in `api.py` names `sessions.py`
+    g = graph_of(
+        {
+            "__init__.py": "from . import api\n",
+            "sessions.py": "class Session:\n    def request(self):\n        pass\n",
+            "api.py": "from . import sessions\ndef request():\n    return sessions.Session().request()\n",
+        }
+    )
+    assert call_edge(g, "api.py", "sessions.Session").to_symbol == "Session"
+
+
 def test_reexport_through_package_init_resolves() -> None:
     g = graph_of(
         {

@@ -38,6 +38,36 @@ def kinds() -> list[Context] | None: ...
 def named() -> cabc.Iterator[tuple[str, Context]]: ...
 def pairs() -> list[tuple[Context, Plain]]: ...
 
+class Session:
+    def fetch(self): ...
+    def __enter__(self):
+        return self
+
+class Tuned(Session):
+    def fetch(self): ...
+
+class Kept(Session):
+    pass
+
+class Typed:
+    def fetch(self): ...
+    def __enter__(self) -> t.Self: ...
+
+class Maybe:
+    def fetch(self): ...
+    def __enter__(self):
+        if unknown():
+            return self
+        return Plain()
+
+class Builder:
+    def where(self):
+        return self
+    def fetch(self): ...
+
+class Narrow(Builder):
+    def fetch(self): ...
+
 class Caller:
     def __call__(self) -> Plain: ...
     def invoke(self): ...
@@ -99,6 +129,23 @@ def graph(code: str) -> Graph:
         ("def f():\n    x = make()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("def f(c: Context):\n    x = c.parent()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("def f():\n    with Context() as c:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        # `__enter__` returns `self` (or `-> Self`): the object entered, of the class called
+        ("def f():\n    with Session() as s:\n        s.fetch()\n", "s.fetch", "Session.fetch"),
+        ("def f():\n    with Tuned() as s:\n        s.fetch()\n", "s.fetch", "Tuned.fetch"),
+        ("def f():\n    with Kept() as s:\n        s.fetch()\n", "s.fetch", "Session.fetch"),
+        ("def f():\n    with Typed() as s:\n        s.fetch()\n", "s.fetch", "Typed.fetch"),
+        # a forward reference written as a string
+        ("def f(c: 'Context'):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(c: t.Optional['Context']):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        ("def f(c: Context):\n    c.child().invoke()\n", "invoke", "Context.invoke"),
+        ('def f():\n    x: "Context" = unknown()\n    x.invoke()\n', "x.invoke", "Context.invoke"),
+        ("import models\ndef f(c: 'models.Context'):\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        # a chain through a method returning `self`: the receiver, of the class called
+        ("def f():\n    Session().__enter__().fetch()\n", "fetch", "Session.fetch"),
+        ("def f():\n    Builder().where().where().fetch()\n", "fetch", "Builder.fetch"),
+        ("def f():\n    Narrow().where().fetch()\n", "fetch", "Narrow.fetch"),
+        ("def f(b: Narrow):\n    b.where().fetch()\n", "fetch", "Narrow.fetch"),
+        ("class Own(Builder):\n    def go(self):\n        self.where().fetch()\n", "fetch", "Builder.fetch"),
         ("def f():\n    x: Context = unknown()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("def f():\n    x = None\n    x = Context()\n    x.invoke()\n", "x.invoke", "Context.invoke"),
         ("g = Context()\ndef f():\n    g.invoke()\n", "g.invoke", "Context.invoke"),
@@ -417,6 +464,13 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(x: Context):\n    g = lambda x: x.invoke()\n", "x.invoke"),
         ("def f(x: Context):\n    def inner(x):\n        x.invoke()\n", "x.invoke"),
         ("def f():\n    with Plain() as p:\n        p.invoke()\n", "p.invoke"),  # __enter__ unannotated
+        ("def f():\n    with Maybe() as m:\n        m.fetch()\n", "m.fetch"),  # self or a Plain
+        # a string that is a value, or more than a name: no forward reference
+        ("def f(c: t.Literal['Context']):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c: t.Annotated[Plain, 'Context']):\n    c.invoke()\n", "c.invoke"),
+        ("def f(c: 'Context | Plain'):\n    c.invoke()\n", "c.invoke"),
+        # a method returning `self` gives its receiver: known only where the receiver is
+        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch"),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import pyarrow as pa
 import pytest
 
 from codesift.indexer.model import Chunk, ChunkKind, Position, Span, Symbol, SymbolKind
@@ -17,10 +18,11 @@ from codesift.indexer.search.ranking import (
     rank_files,
     understand,
 )
-from codesift.indexer.search.ranking.boosts import _words_held, boost_word_coverage
+from codesift.indexer.search.ranking.boosts import _words_held, boost_referenced_files, boost_word_coverage
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
+from codesift.indexer.search.references import count_references, named_edges
 from codesift.indexer.search.results import Filters, Source
 
 
@@ -479,3 +481,62 @@ def test_the_names_a_search_looks_up_before_ranking_are_the_ones_the_stage_asks_
     intent = understand(query)
     Ranker(lookup, lambda ids: {}).rank(fused((chunk("src/a.py", "f"), 1.0)), intent, frozenset())
     assert asked == ([definition_lookup(intent)] if definition_lookup(intent) else [])
+
+
+# ----- the file-reference prior -----------------------------------------------------
+
+
+def test_a_file_other_files_use_goes_before_a_sibling_holding_the_same_words() -> None:
+    used = chunk("src/strutil.py", "glue")
+    sibling = chunk("src/texts.py", "stitch")
+    cands = fused((sibling, 1.0), (used, 0.99))
+    query = understand("combine several pieces")
+    plain = ranker().rank(cands, query, frozenset())
+    assert ranked_paths(plain) == ["src/texts.py", "src/strutil.py"]
+    counts = {"src/strutil.py": 12}
+    out = Ranker(ranker().lookup, ranker().load, references=lambda: counts).rank(cands, query, frozenset())
+    assert ranked_paths(out) == ["src/strutil.py", "src/texts.py"]
+
+
+def test_files_no_other_file_names_keep_their_order() -> None:
+    cands = fused((chunk("src/a.py", "a"), 1.0), (chunk("src/b.py", "b"), 0.9))
+    out = Ranker(ranker().lookup, ranker().load, references=dict).rank(cands, understand("a b"), frozenset())
+    assert [c.score for c in out] == [1.0, 0.9]
+
+
+def test_reference_counts_are_other_files_naming_what_a_file_defines() -> None:
+    # a.py defines Foo and Bar; b.py and c.py name Foo, b.py names Bar twice, a.py
+    # names its own Foo (not counted); `get` is defined in four files (it says nothing
+    # about which one another file uses); an edge may reach no name at all.
+    names = pa.array(["Foo", "Bar", "get", "get", "get", "get", "Baz"])
+    def_paths = pa.array(["a.py", "a.py", "a.py", "b.py", "c.py", "d.py", "d.py"])
+    edge_paths = pa.array(["b.py", "c.py", "a.py", "b.py", "b.py", "e.py", "e.py", "d.py"])
+    edge_names = pa.array(["Foo", "Foo", "Foo", "Bar", "Bar", "get", None, "Baz"])
+    assert count_references(names, def_paths, edge_paths, edge_names) == {"a.py": 2}
+    assert (
+        count_references(pa.array([], pa.string()), pa.array([], pa.string()), edge_paths, edge_names) == {}
+    )
+
+
+def test_only_a_used_files_best_chunk_gains() -> None:
+    best, other, elsewhere = (
+        chunk("src/a.py", "f", line=1),
+        chunk("src/a.py", "g", line=20),
+        chunk("src/b.py", "h"),
+    )
+    scores = {best.id: 1.0, other.id: 0.5, elsewhere.id: 0.6}
+    boost_referenced_files(scores, {c.id: c for c in (best, other, elsewhere)}, {"src/a.py": 20})
+    assert scores[best.id] > 1.0 and scores[other.id] == 0.5 and scores[elsewhere.id] == 0.6
+
+
+def test_a_call_through_a_receiver_is_not_counted_as_naming_a_definition() -> None:
+    # `text.lower()` as written names any type's `lower`: not a use of util.py's
+    edges = pa.table(
+        {
+            "path": ["a.py", "b.py", "c.py", "d.py"],
+            "last_name": ["lower", "lower", "Util", "lower"],
+            "to_name": ["text.lower", "lower", "Util", "lower"],
+            "kind": ["call", "call", "inherit", "import"],
+        }
+    )
+    assert named_edges(edges).column("path").to_pylist() == ["b.py", "c.py", "d.py"]

@@ -11,7 +11,8 @@ neighbourhood; this stage orders it, one rule per step, top-down:
    **coverage** — a chunk holding more of a words query's distinct words gains;
 4. **coherence** — a file with several good chunks lifts its best one;
 5. **roles** — source code above tests, examples, prose, generated, vendored and
-   minified files (off for a role the query or the filters ask for);
+   minified files (off for a role the query or the filters ask for); **references** —
+   a file that many other files name gains;
 6. **diversity** — a file's later chunks decay, so one file does not fill the page;
 7. **scores** — divided by the best, so they lie in [0, 1].
 
@@ -21,7 +22,7 @@ tier of ``make bench`` (docs/DECISIONS.md, "Ranking").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...model import Chunk
@@ -33,6 +34,7 @@ from .boosts import (
     boost_file_coherence,
     boost_name_matches,
     boost_path_matches,
+    boost_referenced_files,
     boost_word_coverage,
     definition_lookup,
 )
@@ -67,11 +69,13 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Ranker:
-    """What the stage needs from the index: the symbol table and chunk loading (the
-    loader applies the request's filters, so nothing brought in escapes them)."""
+    """What the stage needs from the index: the symbol table, chunk loading (the
+    loader applies the request's filters, so nothing brought in escapes them) and how
+    many other files name each file's definitions (none: no reference prior)."""
 
     lookup: SymbolLookup
     load: ChunkLoader
+    references: Callable[[], Mapping[str, int]] | None = None
 
     def rank(
         self, candidates: Sequence[Candidate], intent: QueryIntent, asked: frozenset[FileRole]
@@ -115,6 +119,8 @@ class Ranker:
         boost_word_coverage(scores, chunks, intent, top)
         boost_file_coherence(scores, chunks, top, ranks, defined if intent.is_symbol else ())
         apply_role_priors(scores, chunks, asked | intent.asked_roles, intent.text)
+        if self.references is not None:
+            boost_referenced_files(scores, chunks, self.references())
         return scores, chunks, sources
 
 

@@ -47,6 +47,10 @@ CLASS_NAME_PARTS = 2
 WORD_COVERAGE_BOOST = 0.3
 WORD_COVERAGE_POWER = 2.0
 COVERAGE_MIN_WORDS = 2
+# A file other files use: its best chunk gains this × the top score × n / (n + half), n
+# being how many other files name what it defines (``search.references.file_references``).
+FILE_REFERENCE_BOOST = 0.2
+FILE_REFERENCE_HALF = 20
 # A path a long query mentions (a traceback's file, "in models/query.py").
 PATH_MENTION_BOOST = 0.5
 # Several good chunks in one file: its best chunk gains up to this × the top score.
@@ -384,3 +388,25 @@ def _representative(best: str, window: Sequence[tuple[str, float]], chunks: Mapp
         if c.path == first.path and c.kind is not ChunkKind.BLOCK and s >= top * BLOCK_REPRESENTATIVE:
             return cid
     return best
+
+
+def boost_referenced_files(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], references: Mapping[str, int]
+) -> None:
+    """A file that many other files name (by what it defines) is more often the answer
+    than a sibling holding the same words: ``StringUtils.java`` over ``Strings.java``,
+    ``connect.c`` over ``hostip.h``. The file's best chunk gains, saturating in the
+    count, measured against the top score after the other rules and the role priors;
+    its other chunks do not, so a much-used file does not fill the page."""
+    if not references:
+        return
+    top = max(scores.values(), default=0.0) or 1.0
+    best: dict[str, str] = {}
+    for cid, s in scores.items():
+        path = chunks[cid].path
+        if path not in best or s > scores[best[path]]:
+            best[path] = cid
+    for path, cid in best.items():
+        n = references.get(path, 0)
+        if n:
+            scores[cid] += top * FILE_REFERENCE_BOOST * n / (n + FILE_REFERENCE_HALF)

@@ -1,0 +1,271 @@
+"""What a name's bindings say it holds, as the resolver reads them.
+
+The binder marks each edge whose value a name is bound to (``x = Foo()``, ``c: Context``,
+``with open(p) as f``, ``return Sub()``; ``languages/bindings.py``); these questions turn
+those marks into a class: the type a local, an attribute or a module-level variable
+holds, what calling a name gives, what a function returns, the member every value of a
+name shares. Each answer comes from what the code states, through the resolver's own
+name resolution, and is None when the code does not say — never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..languages.bindings import (
+    CALLED,
+    HOLDS,
+    IN,
+    IS,
+    ITEMS,
+    ONE_OF,
+    PART,
+    RETURN,
+    RETURN_PART,
+    SEPARATOR,
+    WITH,
+)
+from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
+
+if TYPE_CHECKING:
+    from .resolve import Resolution, Target
+
+EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
+ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})
+
+
+class BoundTypes:
+    """The binding-type questions of :class:`.resolve.Resolver`, which answers the name
+    lookups they ask (``resolve``, ``member``, ``type_for_scope``, ``enclosing_type``) and
+    holds the caches they fill (``_types``, ``_sharing``), cleared with its memo."""
+
+    snap: Snapshot
+    _types: dict[tuple[str, str, str], Symbol | None]  # (path, scope, name) → its class
+    _sharing: set[tuple[str, str, str, str]]  # shared_member questions open now
+
+    def resolve(self, edge: Edge) -> Resolution:
+        raise NotImplementedError
+
+    def member(self, cls: Symbol, name: str, *, own: bool = True) -> Symbol | None:
+        raise NotImplementedError
+
+    def type_for_scope(self, path: str, qualified: str) -> Symbol | None:
+        raise NotImplementedError
+
+    def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
+        raise NotImplementedError
+
+    def is_local(self, path: str, scope: str, name: str) -> bool:
+        """Whether ``name`` is a typed variable of the function around ``scope``."""
+        scope = self.snap.binding_scope(path, scope)
+        has = self.snap.has_binding
+        if not scope or not (has(path, scope, name) or has(path, scope, name + ONE_OF)):
+            return False
+        own = self.snap.symbol(path, scope)
+        return own is not None and own.kind in CALLABLE_KINDS
+
+    def shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
+        """``member`` of the local ``name`` when its bindings give values of several classes
+        (``x = A()`` in one branch, ``x = B()`` in another), or it is bound only by calls of
+        one function whose returns do (``return|``), and every one of them has the same
+        ``member`` (``B`` a subclass of ``A`` that does not override it); else None."""
+        key = (path, scope, name, member)
+        if key in self._sharing:
+            # asked again while answering it: `x = x.__enter__()` binds `x` from a call on `x`
+            # itself, so the answer depends on itself — none (following it recursed until
+            # Python's stack gave out)
+            return None
+        self._sharing.add(key)
+        try:
+            return self._shared_member(path, scope, name, member)
+        finally:
+            self._sharing.discard(key)
+
+    def _shared_member(self, path: str, scope: str, name: str, member: str) -> Symbol | None:
+        scope = self.snap.binding_scope(path, scope)
+        edges = self.snap.binding_edges(path, scope, name + ONE_OF) if scope else []
+        label = name
+        if not edges and scope:  # `h = self.connect()` where `connect` returns one of several
+            made = self.snap.binding_edges(path, scope, name)
+            only = all(e.kind is EdgeKind.CALL and e.alias == name for e in made)  # no item, no `with`
+            fns = {self.resolve(e).symbol for e in made} if only else set()
+            fn = fns.pop() if len(fns) == 1 else None
+            if fn is not None and fn.kind in CALLABLE_KINDS and self.returns(fn) is None:
+                edges, label = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN + ONE_OF), RETURN
+        if not edges:
+            return None
+        found = set()
+        for e in edges:
+            t = self._edge_type(e, label)
+            m = self.member(t, member) if t is not None and t.kind in TYPE_KINDS else None
+            if m is None:
+                return None
+            found.add(m)
+        return found.pop() if len(found) == 1 else None
+
+    def class_called(self, path: str, scope: str, name: str) -> tuple[Symbol | None] | None:
+        """``(C,)`` when calling ``name`` makes a ``C`` because the name holds that class (the
+        binder's ``name()``); ``(None,)`` for a variable of the function around ``scope`` the
+        binder follows but that does not resolve to a class (unresolved: never a namesake);
+        None when the binder says nothing or the module's binding names no class (the name
+        is resolved as any other)."""
+        scope = self.snap.binding_scope(path, scope)
+        if scope and self.snap.has_binding(path, scope, name + CALLED):
+            return (self.bound_type(path, scope, name + CALLED),)
+        if scope and self.snap.has_binding(path, scope, name):
+            return None
+        found = (
+            self.bound_type(path, "", name + CALLED)
+            if self.snap.has_binding(path, "", name + CALLED)
+            else None
+        )
+        return (found,) if found is not None else None
+
+    def variable_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        """The class a local (or module-level) name holds an instance of, when the code says."""
+        scope = self.snap.binding_scope(path, scope)
+        if self.snap.has_binding(path, scope, name):
+            return self.bound_type(path, scope, name)
+        return self.bound_type(path, "", name) if scope else None
+
+    def attribute_type(self, cls: Symbol, name: str) -> Symbol | None:
+        """The class ``<instance>.<name>`` holds, when the class types it: its own body and
+        methods, or (Swift, Kotlin, C#, Rust) an extension of it elsewhere."""
+        scopes = {
+            (path, scope)
+            for path, scope in self.snap.attributes.get(name, [])
+            if (path, scope) == (cls.path, cls.qualified_name)
+            or (cls.language in EXTENDED and self.type_for_scope(path, scope) == cls)
+        }
+        found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
+        return found.pop() if len(found) == 1 else None
+
+    def aliased(self, target: Target | None) -> Target | None:
+        """What a module-level alias (``Charset = _charset.Charset``) names: that class or
+        function; anything else unchanged."""
+        if not isinstance(target, Symbol) or target.kind not in ALIAS_KINDS or "." in target.qualified_name:
+            return target
+        edges = self.snap.binding_edges(target.path, "", target.name)
+        if not edges or not all(e.alias.startswith(IS) for e in edges):
+            return target
+        key = (target.path, "", IS + target.name)
+        if key not in self._types:
+            self._types[key] = None  # `A = B` / `B = A`: no alias
+            found = {self.resolve(e).symbol for e in edges}
+            named = found.pop() if len(found) == 1 else None
+            ok = named is not None and (named.kind in TYPE_KINDS or named.kind in CALLABLE_KINDS)
+            self._types[key] = named if ok else None
+        return self._types[key] or target
+
+    def held_by(self, target: Target | None) -> Target | None:
+        """What a Python module-level variable holds (``default = Context()`` → the class
+        ``Context``), read where it is bound (in another file too: an import of it, or
+        ``models.default``), when its module's bindings state it; anything else unchanged."""
+        return self.held(target) or target
+
+    def held(self, target: Target | None) -> Symbol | None:
+        """The class a Python module-level variable holds an instance of, or None."""
+        if (
+            not isinstance(target, Symbol)
+            or target.kind not in ALIAS_KINDS
+            or "." in target.qualified_name
+            or target.language != "python"
+        ):
+            return None
+        edges = self.snap.binding_edges(target.path, "", target.name)
+        if not edges or any(e.alias.startswith(IS) for e in edges):
+            return None
+        return self.bound_type(target.path, "", target.name)
+
+    def result_of(self, target: Target | None) -> Symbol | None:
+        """What calling ``target`` gives: an instance of a class, a function's annotated return."""
+        if not isinstance(target, Symbol):
+            return None
+        if target.kind in TYPE_KINDS:
+            return target
+        if target.kind is SymbolKind.CONSTRUCTOR:  # `Foo.init(…)`
+            return self.enclosing_type(target.path, target.qualified_name)
+        return self.returns(target) if target.kind in CALLABLE_KINDS else None
+
+    def result_on(self, receiver: Target | None, target: Target | None) -> Symbol | None:
+        """What calling ``target``, a member of ``receiver``, gives: the receiver itself when
+        the method returns it (``q.where(…).all()`` with ``where`` returning ``self``), else
+        :meth:`result_of`."""
+        if (
+            isinstance(receiver, Symbol)
+            and receiver.kind in TYPE_KINDS
+            and isinstance(target, Symbol)
+            and target.kind in CALLABLE_KINDS
+            and self.returns_self(target)
+        ):
+            return receiver
+        return self.result_of(target)
+
+    def returns(self, fn: Symbol) -> Symbol | None:
+        """The class a function's return annotation names."""
+        return self.bound_type(fn.path, fn.qualified_name, RETURN)
+
+    def bound_type(self, path: str, scope: str, name: str) -> Symbol | None:
+        edges = self.snap.binding_edges(path, scope, name)
+        if not edges:
+            return None
+        key = (path, scope, name)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # a binding that depends on itself types nothing
+        found = {self._edge_type(e, name) for e in edges}
+        t = found.pop() if len(found) == 1 else None
+        self._types[key] = t
+        return t
+
+    def _edge_type(self, edge: Edge, name: str) -> Symbol | None:
+        """The class of the value a marked edge binds to ``name``: the annotation's class, the
+        called class, the called function's return annotation (then ``__enter__``'s for
+        ``with``), or one item of its declared tuple (``a, b = f()``)."""
+        sym = self.resolve(edge).symbol
+        if sym is None:
+            return None
+        if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
+            if edge.kind is not EdgeKind.CALL:
+                return sym if sym.kind in TYPE_KINDS else None  # `type[Foo]`, `maker = Foo`
+            if sym.kind in CALLABLE_KINDS and sym.kind is not SymbolKind.CONSTRUCTOR:
+                return self.bound_type(sym.path, sym.qualified_name, RETURN + CALLED)  # `-> type[Foo]`
+            return None  # a class called gives an instance, and calling that is `__call__`
+        part = _part_of(edge.alias, name)
+        if part:  # `cmd` of `cmd_name, cmd, args = self.resolve_command(…)`
+            if sym.kind not in CALLABLE_KINDS or edge.kind is not EdgeKind.CALL:
+                return None
+            each = ITEMS if edge.alias.startswith(IN) else ""  # `for name, cmd in f()`: of each item
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + each + RETURN_PART + part)
+        if edge.alias.startswith(HOLDS):  # `policy=compat32`: what the module's variable holds
+            return self.held(sym)
+        if edge.alias.startswith(IN):  # `for p in self.get_params()`: an item of what it returns
+            items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
+            return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
+        t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
+        if t is not None and edge.alias.startswith(WITH):
+            enter = self.member(t, "__enter__")
+            # `__enter__` returning `self` (or `-> Self`) gives the object entered: a `t`,
+            # even when a base of `t` defines it
+            t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
+        return t
+
+    def returns_self(self, fn: Symbol) -> bool:
+        """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""
+        edges = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN)
+        return bool(edges) and all(
+            e.kind is EdgeKind.REFERENCE and (e.to_name == "self" or e.to_name.rpartition(".")[2] == "Self")
+            for e in edges
+        )
+
+
+def _part_of(alias: str, name: str) -> str:
+    """The tuple item a mark binds ``name`` to (``1`` of ``cmd@1``), or ""."""
+    if PART not in alias:
+        return ""
+    for label in alias.removeprefix(IN).split(SEPARATOR):
+        bound, _, part = label.rpartition(">")[2].partition(PART)
+        if bound == name and part:
+            return part
+    return ""
