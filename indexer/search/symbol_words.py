@@ -65,16 +65,9 @@ def find_by_words(
     if index is None:  # one shot (the CLI without a server): one read of the table for every word
         index = _Fixed(NameTable(one_shot_symbols(store, *words)))
     best: dict[tuple[str, str, int], tuple[int, SymbolMatch, SymbolHit]] = {}
-
-    def has_every_word(name: str, container: str, path: str) -> bool:  # name: lower-case
-        if all(w in name for w in words):
-            return True
-        rest = f"{container.lower()} {path.lower()}"
-        return all(w in name or w in rest for w in words)
-
     for word in words:
         found = find_symbols(
-            store, word, limit=PER_WORD, index=index, with_members=False, overlay=overlay, keep=has_every_word
+            store, word, limit=PER_WORD, index=index, with_members=False, overlay=overlay, every_word=words
         )
         for hit in found:
             if hit.match in (SymbolMatch.FUZZY, SymbolMatch.MEMBER):

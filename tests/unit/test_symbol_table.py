@@ -114,6 +114,111 @@ def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names(
     assert found > 100  # the comparison covered real matches
 
 
+def test_substrings_looked_up_by_trigram_find_the_names_a_scan_of_every_name_finds() -> None:
+    import random
+
+    from codesift.indexer.search import symbols
+
+    rng = random.Random(5)
+    letters = "abcdefghijklmnop_ABCDEFGHIJéÉßïİ0123"
+    idents = [
+        "".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
+        for _ in range(symbols._TRIGRAM_MIN + 500)
+    ]
+    idents += ["two words", "line\nbreak", "getUserName", "get_user_name", "UserName"] * 3  # namesakes
+    table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    assert table._grams is not None  # big enough for the index
+    lowered = [n.replace("\n", " ").lower() for n in idents]
+    needles = ["user", "username", "word", "s w", "e b", "é", "ß", "ïi", "İ".lower(), "zzz", "ab", "_"]
+    needles += [
+        v[a : a + rng.randint(1, 6)] for v in rng.sample(lowered, 300) for a in [rng.randrange(len(v))]
+    ]
+    hits = 0
+    for needle in needles:
+        scanned = [i for i in range(len(table)) if needle in table.symbols[i].name.replace("\n", " ").lower()]
+        assert table._find_all(needle) == scanned, needle
+        hits += len(scanned)
+    assert hits > 1000
+    # and the substring step answers as the table without the index does
+    plain = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    plain._grams = None
+    for query in ["user", "Name", "getU", "abc", "words"]:
+        assert table.candidates(query, 500) == plain.candidates(query, 500), query
+
+
+def test_every_word_is_held_by_a_rows_name_container_or_path_as_one_row_at_a_time_says() -> None:
+    import random
+
+    rng = random.Random(7)
+    parts = ["read", "Config", "file", "url", "Open", "json", "É", "x"]
+
+    def at(i: int) -> Symbol:
+        name = "".join(rng.sample(parts, rng.randint(1, 3)))
+        container = rng.choice(["", "RawConfigParser", "URLopener", "Éclair"])
+        path = rng.choice(["configparser.py", "urllib/request.py", "json/Decoder.py", "a/File.py"])
+        span = Span(Position(i, 0), Position(i, len(name)))
+        return Symbol(
+            name, f"{container}.{name}", SymbolKind.METHOD, path, "python", span, span, container, f"c{i}"
+        )
+
+    table = NameTable(at(i) for i in range(1, 400))
+    rows = list(range(len(table)))
+    for words in (
+        ["read", "config"],
+        ["open", "url", "request"],
+        ["json", "file"],
+        ["é", "x"],
+        ["zzz", "read"],
+    ):
+        expected = []
+        for i in rows:
+            s = table.symbols[i]
+            rest = f"{s.container.lower()} {s.path.lower()}"
+            expected.append(all(w in s.name.lower() or w in rest for w in words))
+        assert table.hold_every_word(rows, words) == expected, words
+        assert 0 < sum(expected) < len(rows) or words[0] == "zzz"
+
+
+def test_camel_humps_tried_on_the_names_holding_a_tail_find_what_a_scan_of_every_name_finds() -> None:
+    import random
+
+    from codesift.indexer.search import symbols
+
+    rng = random.Random(23)
+    words = ["get", "user", "http", "connection", "ssl", "context", "parse", "logger", "arg", "temp", "dir"]
+
+    def ident() -> str:
+        parts = [rng.choice(words) for _ in range(rng.randint(1, 4))] + [str(rng.randint(0, 999))]
+        if rng.random() < 0.5:
+            return "_".join(parts)
+        return parts[0] + "".join(p.title() for p in parts[1:])
+
+    idents = list({ident() for _ in range(symbols._TRIGRAM_MIN * 2)})
+    table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
+    assert table._grams is not None and table._ascii
+
+    def scanned(hump: object) -> list[int]:
+        starts = table._line_starts(table._offsets, (m.start() for m in hump.finditer(table._joined)))  # type: ignore[attr-defined]
+        return table._lines(table._offsets, starts)
+
+    found = 0
+    for q in [
+        "HTTPConnection",
+        "getUser",
+        "sslContext",
+        "TempDir",
+        "gU",
+        "parseLogger",
+        "ArgParse",
+        "get_user",
+    ]:
+        hump = symbols._hump_regex(q, ascii_names=True)
+        assert hump is not None
+        assert table._hump_rows(q, hump) == scanned(hump), q
+        found += len(scanned(hump))
+    assert found > 200  # the comparison covered real matches
+
+
 def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order() -> None:
     def at(name: str, qualified: str, path: str, line: int, container: str = "") -> Symbol:
         span = Span(Position(line, 4), Position(line + 2, 70_000))  # a column past 16 bits
