@@ -294,8 +294,8 @@ class Settings:
             # `return self` marked, so `with Foo() as x` holds a Foo; string annotations
             # `-> "Context"` as references; go.mod's module path as a symbol, Go imports
             # named by their package (`chi/v5` → chi), Go function literals' parameters
-            # narrowed to the literal; `export * as ns from` binds one name), so old indexes
-            # rebuild.
+            # narrowed to the literal; `export * as ns from` binds one name; C# definitions
+            # inside `#if` blocks), so old indexes rebuild.
             "parser": "10",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

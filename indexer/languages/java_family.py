@@ -41,6 +41,9 @@ class CSharpMapping(Mapping):
     name qualifies the declarations after it, as a block namespace's does its body."""
 
     qualifying = frozenset({"file_scoped_namespace_declaration"})
+    # `#if HAVE_ASYNC … #endif` around a file's namespace or a class's members: the code
+    # in every branch is read, as C's `#ifdef` blocks are
+    transparent = frozenset({"ERROR", "preproc_if", "preproc_elif", "preproc_else"})
 
     rules: ClassVar[dict[str, Rule]] = {
         "class_declaration": Rule(SymbolKind.CLASS, Role.CLASS),

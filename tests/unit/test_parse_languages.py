@@ -439,6 +439,21 @@ def test_csharp_namespace_qualifies_types_and_constructors_are_constructors() ->
     }
 
 
+def test_csharp_definitions_inside_preprocessor_blocks_are_symbols() -> None:
+    # Newtonsoft.Json: whole files inside `#if HAVE_ASYNC`, members inside `#if … #else`
+    source = (
+        "#if HAVE_ASYNC\nusing System;\nnamespace App\n{\n    public class Reader\n    {\n"
+        "#if NET\n        public void Read() { }\n#else\n        public void ReadOld() { }\n#endif\n"
+        "    }\n}\n#endif\n"
+    )
+    assert symbols_of(parse("csharp", source)) == {
+        "App": (SymbolKind.NAMESPACE, ""),
+        "App.Reader": (SymbolKind.CLASS, "App"),
+        "App.Reader.Read": (SymbolKind.METHOD, "App.Reader"),
+        "App.Reader.ReadOld": (SymbolKind.METHOD, "App.Reader"),
+    }
+
+
 def test_typescript_arrow_functions_interfaces_enums_and_namespaces() -> None:
     source = (
         "export const handler = async (req: Req) => {\n  return 1;\n};\n"
