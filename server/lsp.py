@@ -226,6 +226,17 @@ class CodesiftProtocol(LanguageServerProtocol):
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
+    def _run_generator(self, future: Any, *, gen: Any, result_future: Any) -> None:
+        # pygls runs a generator handler's inner step (``workspace/executeCommand`` →
+        # the command) under a fresh uuid in ``_request_futures`` and never removes it:
+        # every command's future, its answer with it (a grep of a common word: MiBs),
+        # stayed there for the server's life. It is done when this runs: forget it.
+        if future is not None:
+            for key, running in list(self._request_futures.items()):
+                if running is future:
+                    self._request_futures.pop(key, None)
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     @lsp_method(lsp.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls' shutdown, over a copy of the running requests: worker threads remove

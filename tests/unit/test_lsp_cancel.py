@@ -55,3 +55,50 @@ def test_cancel_of_a_request_not_yet_started_is_left_to_pygls() -> None:
     protocol.writer.drain()
     assert pending.cancelled()
     assert [m["error"]["code"] for m in out.messages] == [-32800]  # type: ignore[index]
+
+
+class _Answer(dict):  # type: ignore[type-arg]
+    """A command's answer that a weak reference can watch (a plain dict cannot)."""
+
+
+def test_a_commands_future_and_answer_are_forgotten_once_it_is_answered() -> None:
+    # workspace/executeCommand is a generator handler: pygls ran the command under a
+    # fresh id in _request_futures and never removed it, so every answer stayed.
+    import weakref
+
+    from lsprotocol import types as lsp
+
+    server = create_server()
+    protocol = server.protocol
+    out = _Capture()
+    protocol.set_writer(out)
+    protocol._initialize_seen = True  # type: ignore[attr-defined]
+    answers: list[weakref.ref[_Answer]] = []
+
+    @server.command("test.answer")
+    @server.thread()
+    def answer(ls: object, *args: object) -> _Answer:
+        a = _Answer(lines=["x" * 100] * 1000)
+        answers.append(weakref.ref(a))
+        return a
+
+    for msg_id in (1, 2, 3):
+        protocol.handle_message(
+            protocol.structure_message(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "method": lsp.WORKSPACE_EXECUTE_COMMAND,
+                    "params": {"command": "test.answer", "arguments": []},
+                }
+            )
+        )
+        for _ in range(500):
+            protocol.writer.drain()
+            if any(m.get("id") == msg_id for m in out.messages):
+                break
+            threading.Event().wait(0.01)
+    assert [m["id"] for m in out.messages] == [1, 2, 3]
+    assert all(len(m["result"]["lines"]) == 1000 for m in out.messages)  # type: ignore[index]
+    assert protocol._request_futures == {}
+    assert len(answers) == 3 and all(ref() is None for ref in answers)
