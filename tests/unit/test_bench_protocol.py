@@ -23,7 +23,7 @@ from bench.semble_protocol import (
     task_ndcg10,
     task_ranks,
 )
-from bench.swebench import choose_window, first_gold, patch_files
+from bench.swebench import Scores, choose_window, first_gold, patch_files, points_above
 
 
 def test_ndcg_is_one_when_every_target_leads() -> None:
@@ -132,3 +132,11 @@ def test_the_semble_harness_refuses_a_held_out_repository_before_reading_data(tm
 
     with pytest.raises(SystemExit, match="held out"):
         main(["--data", str(tmp_path), "--repos", "click,fastapi"])
+
+
+def test_swebench_gain_in_points_is_exact_at_the_target() -> None:
+    # 14 of 20 against 11 of 20 is 15 points: in floating point 0.70 − 0.55 falls short of 0.15.
+    hybrid = Scores(ranks=[1] * 14 + [0] * 6)
+    bm25 = Scores(ranks=[3] * 11 + [0] * 9)
+    assert points_above(hybrid, bm25, 5) >= 15
+    assert points_above(bm25, hybrid, 5) < 0
