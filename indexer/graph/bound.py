@@ -29,7 +29,8 @@ from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 if TYPE_CHECKING:
-    from .resolve import Resolution, Target
+    from .modules import Target
+    from .resolve import Resolution
 
 EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
 ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})

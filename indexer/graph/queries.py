@@ -11,7 +11,8 @@ from enum import StrEnum
 from ..languages.bindings import as_written
 from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
-from .resolve import Module, Resolver, family
+from .modules import Module, family
+from .resolve import Resolver
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 _CALL = (EdgeKind.CALL,)
