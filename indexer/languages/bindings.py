@@ -115,6 +115,11 @@ ONE_OF = "|"
 _NARROWED = re.compile(r"#[0-9]+c[0-9]+")
 
 
+def narrowed_name(name: str, at: Point) -> str:
+    """The name ``name`` takes inside the block that starts at ``at`` (row, column)."""
+    return f"{name}#{at[0]}c{at[1]}"
+
+
 def as_written(name: str) -> str:
     """A call's name as the code writes it: ``x#12c4.m`` → ``x.m``."""
     return _NARROWED.sub("", name) if "#" in name else name

@@ -35,6 +35,7 @@ from .bindings import (
     annotated,
     captures,
     compiled_query,
+    narrowed_name,
 )
 
 _QUERY = """
@@ -68,9 +69,9 @@ def go_marks(root: Node, at: Callable[[int], str]) -> Marks:
         literal = _literal_of(param)
         if literal is None:
             return text
-        (row, col), end = literal.start_point, literal.end_point
-        own = f"{text}#{row}c{col}"
-        regions.append(((row, col), (end[0], end[1]), text, own))
+        start, end = literal.start_point, literal.end_point
+        own = narrowed_name(text, start)
+        regions.append(((start[0], start[1]), (end[0], end[1]), text, own))
         return own
 
     for capture, node in captures(compiled_query("go", _QUERY), root):

@@ -42,6 +42,7 @@ from .bindings import (
     annotated,
     captures,
     compiled_query,
+    narrowed_name,
 )
 from .python_narrowing import _guarded, _identifiers_below, _isinstance_tests, _rebinds
 from .python_types import (
@@ -176,7 +177,7 @@ def python_marks(
             scope = scope_of(node)
             if scope and scope not in classes:
                 for tested, cls, block in _isinstance_tests(node):
-                    narrowed = f"{tested}#{node.start_point.row}c{node.start_point.column}"
+                    narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
         elif capture == "except":
@@ -318,7 +319,7 @@ def _assigned_regions(
             ]
             if f[1] <= end_byte
         ]
-        narrowed = f"{name}#{stmt.start_point.row}c{stmt.start_point.column}"
+        narrowed = narrowed_name(name, stmt.start_point)
         found[("local", scope, narrowed)].append(b)
         out.append((_point(stmt.end_point), end, name, narrowed, nested))
     return out
@@ -351,7 +352,7 @@ def _except(
         and target.named_children[0].type == "identifier"
     )
     if ok and block is not None and scope and scope not in classes and not _rebinds(block, name):
-        narrowed = f"{name}#{node.start_point.row}c{node.start_point.column}"
+        narrowed = narrowed_name(name, node.start_point)
         found[("local", scope, narrowed)].append(_Binding("val", cls))
         narrowings.append((block, name, narrowed))
 
