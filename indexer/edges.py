@@ -195,6 +195,8 @@ def extract_edges(
     # sort stable and stops comparison before the non-orderable fields.
     found: list[_Row] = []
     add = found.append
+    # a call's argument count by where its name ends, where overloads need it
+    counted: dict[tuple[int, int], int] = {}
 
     for capture, nodes in captures:
         if capture == "import":
@@ -250,6 +252,10 @@ def extract_edges(
                     parts = ["self", *parts[1:]]
                 to_name = ".".join(parts)
                 (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
+            if kind is EdgeKind.CALL:
+                n = mapping.argument_count(node)
+                if n >= 0:
+                    counted[(r1, c1)] = n
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
     found.sort()
     if language in _GENERIC_QUERIES:
@@ -276,13 +282,26 @@ def extract_edges(
         found = _narrow(_mark_bindings(found, marks), marks)
     elif language == "rust":
         found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
+    args = counted.get
     if column is None:
         return tuple(
-            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)
+            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias, args=args((r1, c1), -1))
             for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
         )
     return tuple(
-        Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
+        Edge(
+            path,
+            scope,
+            to_name,
+            kind,
+            r0 + 1,
+            column(r0, c0),
+            r1 + 1,
+            column(r1, c1),
+            module,
+            alias,
+            args=args((r1, c1), -1),
+        )
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )
 

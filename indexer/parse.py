@@ -518,6 +518,7 @@ class _FileParse(_Chunker):
             selection_range=selection,
             container=d.container,
             chunk_id=holder(selection.start.line, d.qualified_name),
+            arity=self.mapping.arity(d.node),
         )
 
     def node_span(self, node: Node) -> Span:

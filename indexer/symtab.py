@@ -119,6 +119,8 @@ class SymbolColumns:
         for j, name in enumerate(_POSITIONS):
             col = table.column(name).combine_chunks()
             self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
+        arities = table.column("arity").combine_chunks().cast(pa.int32())
+        self.arity = np.asarray(pc.fill_null(arities, 0).to_numpy(zero_copy_only=False), np.int32)
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -163,6 +165,7 @@ class SymbolColumns:
                 selection_range=Span(Position(ssl, ssc), Position(sel, sec)),
                 container=self.container[row],
                 chunk_id=self.chunk_id[row],
+                arity=int(self.arity[row]),
             )
             found = self._made.setdefault(row, found)
         return found
@@ -181,7 +184,7 @@ class SymbolColumns:
             names, paths = self.name.values, self.path.values
             langs, conts = self.language.values, self.container.values
             quals, cids = self.qualified, self.chunk_id
-            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c in zip(
+            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar in zip(
                 new,
                 self.pos[at].tolist(),
                 self.kind[at].tolist(),
@@ -189,6 +192,7 @@ class SymbolColumns:
                 self.path.ids[at].tolist(),
                 self.language.ids[at].tolist(),
                 self.container.ids[at].tolist(),
+                self.arity[at].tolist(),
                 strict=True,
             ):
                 sym = Symbol(
@@ -201,6 +205,7 @@ class SymbolColumns:
                     selection_range=Span(Position(ssl, ssc), Position(sel, sec)),
                     container=conts[c],
                     chunk_id=cids[r],
+                    arity=ar,
                 )
                 made.setdefault(r, sym)
         make = self.symbol
@@ -226,12 +231,14 @@ class SymbolColumns:
             cols[name] = pa.array(self.pos[take, j])
         cols["container"] = strings(self.container)
         cols["chunk_id"] = cids
+        cols["arity"] = pa.array(self.arity[take])
         return pa.table(cols)
 
     def nbytes(self) -> int:
         return int(
             self.pos.nbytes
             + self.kind.nbytes
+            + self.arity.nbytes
             + sum(d.ids.nbytes for d in (self.name, self.path, self.language, self.container))
             + len(self.qualified.data)
             + self.qualified.offsets.nbytes
@@ -291,6 +298,7 @@ def symbols_arrow(symbols: Iterable[Symbol]) -> pa.Table:
             "sel_end_col": ints(lambda s: s.selection_range.end.column),
             "container": _utf8(s.container for s in ss),
             "chunk_id": _utf8(s.chunk_id for s in ss),
+            "arity": ints(lambda s: s.arity),
         }
     )
 

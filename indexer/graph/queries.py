@@ -13,7 +13,7 @@ from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
 from .modules import Module, family
 from .resolve import Resolver
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
+from .snapshot import CALLABLE_KINDS, OVERLOADING, TYPE_KINDS, Snapshot
 
 _CALL = (EdgeKind.CALL,)
 _IMPORT = (EdgeKind.IMPORT,)
@@ -156,7 +156,10 @@ def edge_span(e: Edge) -> Span:
 def _namesakes(graph: Graph, symbol: Symbol) -> set[Symbol]:
     """``symbol`` and the definitions of the same name and kind in its file and scope: a
     conditional redefinition (``if WIN: def f(): … else: def f(): …``) is the same name,
-    and a call resolved to the first ``f`` calls whichever one the module defines."""
+    and a call resolved to the first ``f`` calls whichever one the module defines. Overloads
+    (``add(int)``, ``add(String, int)`` in Java) are definitions of their own."""
+    if symbol.language in OVERLOADING:
+        return {symbol}
     return {
         s
         for s in graph.snapshot.symbols_named(symbol.name)

@@ -33,10 +33,10 @@ import posixpath
 from dataclasses import dataclass
 
 from ..languages.bindings import CALLED
-from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from ..model import Edge, EdgeKind, Symbol, SymbolKind, takes
 from .bound import BoundTypes
 from .modules import MAX_DEPTH, Module, ModuleFinder, Target, absolute_module, family
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, python_module
+from .snapshot import CALLABLE_KINDS, OVERLOADING, TYPE_KINDS, Snapshot, python_module
 
 _SELF_WORDS = {
     "python": frozenset({"self", "cls"}),
@@ -48,7 +48,8 @@ _THIS = frozenset({"this"})
 _CLASS_SCOPE = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "cuda"})
 _GLOBAL_FALLBACK = frozenset({"c", "cpp", "cuda", "csharp", "swift", "java", "kotlin"})
 _PACKAGE_DIR = frozenset({"go", "java", "kotlin"})
-_OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
+_OPEN_NAMESPACES = frozenset({"csharp"})
+# a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -333,10 +334,29 @@ class Resolver(BoundTypes, ModuleFinder):
             elif i < len(names) - 1:
                 target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
-            return Resolution(symbol=target)
+            return self._overload(edge, target) if call else Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
+
+    def _overload(self, edge: Edge, found: Symbol) -> Resolution:
+        """A call that reached a method with overloads (same name, same class and file):
+        the one overload whose parameters take the call's argument count, else unresolved
+        with the overloads that might be meant (``add(int)`` / ``add(String)`` both take one:
+        which one the types choose is not known here)."""
+        if found.kind not in CALLABLE_KINDS or found.language not in OVERLOADING:
+            return Resolution(symbol=found)
+        overloads = [
+            s
+            for s in self.snap.members_of(found.path, found.container)
+            if s.name == found.name and s.kind in CALLABLE_KINDS
+        ]
+        if len(overloads) < 2:
+            return Resolution(symbol=found)
+        fits = [s for s in overloads if takes(s.arity, edge.args)]
+        if len(fits) == 1:
+            return Resolution(symbol=fits[0])
+        return Resolution(candidates=tuple(fits or overloads))
 
     # ----- names ----------------------------------------------------------------------
 

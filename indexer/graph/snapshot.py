@@ -45,6 +45,9 @@ TYPE_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.OBJECT}
 )
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
+# languages whose overloads (methods of one name in one class) are told apart by argument
+# count (``Symbol.arity``, ``Edge.args``): each is a definition of its own
+OVERLOADING = frozenset({"java", "csharp", "kotlin"})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _KIND_OF = {int(k): k for k in SymbolKind}
 _NO_ROWS: Rows = np.zeros(0, np.int32)

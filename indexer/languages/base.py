@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from ..model import SymbolKind
+from ..model import ANY_ARITY, SymbolKind
 
 
 class Role(Enum):
@@ -193,6 +193,16 @@ class Mapping:
     def imports(self, node: Node) -> list[Import]:
         """The names an import statement (an ``@import`` capture of the edge query) binds."""
         return []
+
+    def arity(self, definition: Node) -> int:
+        """How many arguments a call of this definition takes (``model.arity``), in languages
+        whose overloads the graph tells apart by it; ``ANY_ARITY`` here."""
+        return ANY_ARITY
+
+    def argument_count(self, called: Node) -> int:
+        """How many arguments the call around a ``@call`` capture passes; -1 when not known
+        (a spread, a language whose overloads are not told apart)."""
+        return -1
 
     def adjust_kind(self, kind: SymbolKind | None, name: str, scope: Scope) -> SymbolKind | None:
         """Functions inside a class are methods; constructors where the name says so."""

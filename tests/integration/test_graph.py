@@ -269,3 +269,27 @@ def test_cli_callees_says_1_candidate_and_2_candidates(tmp_path: Path, embedder:
     # `x` and `y` are parameters of unknown type: their calls are written `?.save`, `?.load`
     assert "?.save (unresolved, 1 candidate) line 2" in out
     assert "?.load (unresolved, 2 candidates) line 3" in out
+
+
+def test_java_overloads_keep_their_own_callers_through_the_index(tmp_path: Path, embedder: Embedder) -> None:
+    """Argument counts and parameter counts go through the store (``edges.args``,
+    ``symbols.arity``): `callers` of each overload lists only the calls that take it."""
+    source = (
+        "package a;\nclass Buf {\n    Buf add(int x) { return this; }\n"
+        "    Buf add(String s, int n) { return this; }\n"
+        '    void run(Buf b) {\n        b.add(1);\n        b.add("x", 2);\n    }\n}\n'
+    )
+    root = write_workspace(tmp_path / "ws", {"src/a/Buf.java": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    g = graph_of(root)
+    one, two = sorted(g.find("Buf.add"), key=lambda s: s.selection_range.start.line)
+    assert [c.from_ranges[0].start.line for c in callers(g, one)] == [6]
+    assert [c.from_ranges[0].start.line for c in callers(g, two)] == [7]
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "callees", "Buf.run", "--root", str(root)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "Buf.add Buf.java:3 line 6" in out.replace("src/a/", "")
+    assert "Buf.add Buf.java:4 line 7" in out.replace("src/a/", "")
