@@ -126,6 +126,8 @@ class Symbol:
     # How many arguments a call of it takes (``arity``), where the graph tells overloads
     # apart by it (Java, C#, Kotlin); ``ANY_ARITY`` elsewhere
     arity: int = 0
+    # one part of a type declared in several (C#'s ``partial class``): the parts are one type
+    partial: bool = False
 
 
 #: ``Symbol.arity`` of a definition whose argument count is not known (any count fits)

@@ -519,6 +519,7 @@ class _FileParse(_Chunker):
             container=d.container,
             chunk_id=holder(selection.start.line, d.qualified_name),
             arity=self.mapping.arity(d.node),
+            partial=self.mapping.partial(d.node),
         )
 
     def node_span(self, node: Node) -> Span:

@@ -108,6 +108,7 @@ def symbols_schema() -> pa.Schema:
             pa.field("container", pa.string()),
             pa.field("chunk_id", pa.string()),
             pa.field("arity", pa.int32()),
+            pa.field("partial", pa.bool_()),
         ]
     )
 
@@ -238,6 +239,7 @@ def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
             "container": [s.container for s in symbols],
             "chunk_id": [s.chunk_id for s in symbols],
             "arity": pa.array([s.arity for s in symbols], i32),
+            "partial": pa.array([s.partial for s in symbols], pa.bool_()),
         },
         schema=symbols_schema(),
     )
@@ -387,6 +389,7 @@ SYMBOL_COLUMNS = (
     "container",
     "chunk_id",
     "arity",
+    "partial",
 )
 
 
@@ -410,7 +413,7 @@ def symbols_from_table(
         return found
 
     out: list[Symbol] = []
-    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid, ar in zip(
+    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid, ar, part in zip(
         cols["name"],
         cols["qualified_name"],
         cols["kind"],
@@ -427,6 +430,7 @@ def symbols_from_table(
         cols["container"],
         cols["chunk_id"],
         cols.get("arity") or [0] * len(cols["name"]),
+        cols.get("partial") or [False] * len(cols["name"]),
         strict=True,
     ):
         out.append(
@@ -441,6 +445,7 @@ def symbols_from_table(
                 container=intern(str(cont or "")),
                 chunk_id=intern(str(cid)),
                 arity=int(ar or 0),
+                partial=bool(part),
             )
         )
     return out
@@ -470,4 +475,5 @@ def symbol_from_row(row: dict[str, object]) -> Symbol:
         container=intern(str(row["container"] or "")),
         chunk_id=intern(str(row["chunk_id"])),
         arity=i("arity") if "arity" in row else 0,
+        partial=bool(row.get("partial")),
     )

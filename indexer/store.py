@@ -83,7 +83,8 @@ log = logging.getLogger(__name__)
 #    at 100k chunks, on every save and search; the flag reads in ~2 ms)
 # 4: the fast tier (chunks.fast_vector / has_fast_vector: a static model's vectors
 #    beside the main model's, written right after the text phase)
-# 5: symbols.arity and edges.args (Java, C# and Kotlin overloads told apart by argument count)
+# 5: symbols.arity and edges.args (Java, C# and Kotlin overloads told apart by argument
+#    count), symbols.partial (the parts of a C# partial type are one type)
 SCHEMA_VERSION = 5
 
 FILES = "files"

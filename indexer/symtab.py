@@ -121,6 +121,8 @@ class SymbolColumns:
             self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
         arities = table.column("arity").combine_chunks().cast(pa.int32())
         self.arity = np.asarray(pc.fill_null(arities, 0).to_numpy(zero_copy_only=False), np.int32)
+        parts = table.column("partial").combine_chunks().cast(pa.bool_())
+        self.partial = np.asarray(pc.fill_null(parts, False).to_numpy(zero_copy_only=False), np.bool_)
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -166,6 +168,7 @@ class SymbolColumns:
                 container=self.container[row],
                 chunk_id=self.chunk_id[row],
                 arity=int(self.arity[row]),
+                partial=bool(self.partial[row]),
             )
             found = self._made.setdefault(row, found)
         return found
@@ -184,7 +187,7 @@ class SymbolColumns:
             names, paths = self.name.values, self.path.values
             langs, conts = self.language.values, self.container.values
             quals, cids = self.qualified, self.chunk_id
-            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar in zip(
+            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar, part in zip(
                 new,
                 self.pos[at].tolist(),
                 self.kind[at].tolist(),
@@ -193,6 +196,7 @@ class SymbolColumns:
                 self.language.ids[at].tolist(),
                 self.container.ids[at].tolist(),
                 self.arity[at].tolist(),
+                self.partial[at].tolist(),
                 strict=True,
             ):
                 sym = Symbol(
@@ -206,6 +210,7 @@ class SymbolColumns:
                     container=conts[c],
                     chunk_id=cids[r],
                     arity=ar,
+                    partial=part,
                 )
                 made.setdefault(r, sym)
         make = self.symbol
@@ -232,6 +237,7 @@ class SymbolColumns:
         cols["container"] = strings(self.container)
         cols["chunk_id"] = cids
         cols["arity"] = pa.array(self.arity[take])
+        cols["partial"] = pa.array(self.partial[take])
         return pa.table(cols)
 
     def nbytes(self) -> int:
@@ -239,6 +245,7 @@ class SymbolColumns:
             self.pos.nbytes
             + self.kind.nbytes
             + self.arity.nbytes
+            + self.partial.nbytes
             + sum(d.ids.nbytes for d in (self.name, self.path, self.language, self.container))
             + len(self.qualified.data)
             + self.qualified.offsets.nbytes
@@ -299,6 +306,7 @@ def symbols_arrow(symbols: Iterable[Symbol]) -> pa.Table:
             "container": _utf8(s.container for s in ss),
             "chunk_id": _utf8(s.chunk_id for s in ss),
             "arity": ints(lambda s: s.arity),
+            "partial": pa.array([s.partial for s in ss], pa.bool_()),
         }
     )
 

@@ -158,6 +158,8 @@ def _namesakes(graph: Graph, symbol: Symbol) -> set[Symbol]:
     conditional redefinition (``if WIN: def f(): … else: def f(): …``) is the same name,
     and a call resolved to the first ``f`` calls whichever one the module defines. Overloads
     (``add(int)``, ``add(String, int)`` in Java) are definitions of their own."""
+    if symbol.partial:  # the parts of a C# partial type are one type
+        return set(graph.resolver.parts(symbol))
     if symbol.language in OVERLOADING:
         return {symbol}
     return {
@@ -259,6 +261,7 @@ def implementations(graph: Graph, symbol: Symbol) -> list[Implementation]:
         return _overrides(graph, symbol)
     if symbol.kind not in TYPE_KINDS:
         return []
+    symbol = graph.resolver.parts(symbol)[0]
     found = _subtypes(graph, symbol)
     have = {i.symbol for i in found} | {symbol}
     if symbol.language == "python" and _is_protocol(graph, symbol):

@@ -113,9 +113,27 @@ class Resolver(BoundTypes, ModuleFinder):
             return replace(edge, to_symbol=r.module.name)
         return replace(edge, candidates=tuple(f"{c.path}:{c.qualified_name}" for c in r.candidates))
 
+    def parts(self, cls: Symbol) -> list[Symbol]:
+        """The declarations of one type: a C# partial type's parts, in the files' order
+        (the first stands for the type), else the type alone."""
+        if not cls.partial:
+            return [cls]
+        fam = family(cls.language)
+        found = [
+            s
+            for s in self.snap.symbols_named(cls.name)
+            if s.partial and s.qualified_name == cls.qualified_name and family(s.language) == fam
+        ]
+        return found or [cls]
+
+    def _homes(self, cls: Symbol) -> list[str]:
+        """The files a type is declared in (a partial type's parts may share one)."""
+        return list(dict.fromkeys(p.path for p in self.parts(cls)))
+
     def bases(self, cls: Symbol) -> tuple[Symbol, ...]:
         """The resolved direct supertypes of a class (its own header, its extensions / impls)."""
         self._fresh()
+        cls = self.parts(cls)[0]
         found = self._bases.get(cls)
         if found is None:
             self._bases[cls] = ()  # a cycle reads "no bases" instead of recursing
@@ -131,7 +149,8 @@ class Resolver(BoundTypes, ModuleFinder):
         """Inherit / implement edges of a class: in its header, and in extensions / impls elsewhere."""
         out = [
             e
-            for e in self.snap.edges_from(cls.path, cls.qualified_name)
+            for path in self._homes(cls)
+            for e in self.snap.edges_from(path, cls.qualified_name)
             if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT)
         ]
         for e in self.snap.supertype_edges_in(cls.qualified_name):
@@ -156,9 +175,10 @@ class Resolver(BoundTypes, ModuleFinder):
         return None
 
     def own_member(self, cls: Symbol, name: str) -> Symbol | None:
-        for s in self.snap.members_of(cls.path, cls.qualified_name):
-            if s.name == name:
-                return s
+        for path in self._homes(cls):
+            for s in self.snap.members_of(path, cls.qualified_name):
+                if s.name == name:
+                    return s
         for e in self.snap.imports_binding(cls.path, name):
             if e.from_symbol == cls.qualified_name:  # `from email.iterators import walk` in a class body
                 found = self.import_target(e, 0)
@@ -172,7 +192,7 @@ class Resolver(BoundTypes, ModuleFinder):
     def own_members(self, cls: Symbol) -> list[Symbol]:
         """Members defined in the class itself and its extensions / impls."""
         fam = family(cls.language)
-        out = list(self.snap.members_of(cls.path, cls.qualified_name))
+        out = [s for path in self._homes(cls) for s in self.snap.members_of(path, cls.qualified_name)]
         out += [
             s
             for s in self.snap.detached_of(cls.qualified_name)
@@ -206,7 +226,7 @@ class Resolver(BoundTypes, ModuleFinder):
         types = [s for s in named if family(s.language) == fam]
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
-        return types[0] if len(types) == 1 else None
+        return types[0] if len(types) == 1 or _one_type(types) else None
 
     def _spells(self, scope: str, t: Symbol) -> bool:
         """Whether an extension / impl scope can name type ``t``: a type at the top of its
@@ -334,21 +354,26 @@ class Resolver(BoundTypes, ModuleFinder):
             elif i < len(names) - 1:
                 target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
+            target = self.parts(target)[0]  # a partial type's parts: the first stands for it
             return self._overload(edge, target) if call else Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
 
     def _overload(self, edge: Edge, found: Symbol) -> Resolution:
-        """A call that reached a method with overloads (same name, same class and file):
+        """A call that reached a method with overloads (same name, same class — in any part
+        of a C# partial class):
         the one overload whose parameters take the call's argument count, else unresolved
         with the overloads that might be meant (``add(int)`` / ``add(String)`` both take one:
         which one the types choose is not known here)."""
         if found.kind not in CALLABLE_KINDS or found.language not in OVERLOADING:
             return Resolution(symbol=found)
+        owner = self.snap.symbol(found.path, found.container) if found.container else None
+        homes = self._homes(owner) if owner is not None else [found.path]
         overloads = [
             s
-            for s in self.snap.members_of(found.path, found.container)
+            for path in homes
+            for s in self.snap.members_of(path, found.container)
             if s.name == found.name and s.kind in CALLABLE_KINDS
         ]
         if len(overloads) < 2:
@@ -425,7 +450,7 @@ class Resolver(BoundTypes, ModuleFinder):
                 and s.kind is not SymbolKind.METHOD
                 and "." not in s.qualified_name
             ]
-            if len(unique) == 1:
+            if len(unique) == 1 or _one_type(unique):
                 return unique[0]
         return None
 
@@ -438,7 +463,7 @@ class Resolver(BoundTypes, ModuleFinder):
         found = [
             s for s in self.snap.symbols_named(name) if s.qualified_name == want and family(s.language) == fam
         ]
-        return found[0] if len(found) == 1 else None
+        return found[0] if len(found) == 1 or _one_type(found) else None
 
     def member_of(self, target: Target, name: str, depth: int) -> Target | None:
         if isinstance(target, Module):
@@ -526,3 +551,8 @@ def _visible_from(scope: str, here: str) -> bool:
     """Whether a name bound in ``scope`` (an import's) is visible in code of ``here``: the
     top level, or ``here`` itself and what it contains."""
     return not scope or here == scope or here.startswith(scope + ".")
+
+
+def _one_type(found: list[Symbol]) -> bool:
+    """Whether several definitions are the parts of one partial type (C#): one type."""
+    return len({s.qualified_name for s in found}) == 1 and all(s.partial for s in found)

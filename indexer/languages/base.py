@@ -199,6 +199,11 @@ class Mapping:
         whose overloads the graph tells apart by it; ``ANY_ARITY`` here."""
         return ANY_ARITY
 
+    def partial(self, definition: Node) -> bool:
+        """Whether the definition is one part of a type declared in several (C#'s
+        ``partial class``)."""
+        return False
+
     def argument_count(self, called: Node) -> int:
         """How many arguments the call around a ``@call`` capture passes; -1 when not known
         (a spread, a language whose overloads are not told apart)."""

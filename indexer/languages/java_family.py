@@ -106,6 +106,9 @@ class CSharpMapping(Mapping):
     def argument_count(self, called: Node) -> int:
         return _arguments(called, lambda c: c.type == "argument")
 
+    def partial(self, definition: Node) -> bool:
+        return definition.type in _CSHARP_TYPES and _marked(definition, "partial")
+
 
 _KOTLIN_NAMES = ("type_identifier", "simple_identifier")
 
@@ -232,6 +235,9 @@ def _child(node: Node, types: tuple[str, ...]) -> Node | None:
     return None
 
 
+_CSHARP_TYPES = frozenset(
+    {"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}
+)
 _CSHARP_CALLABLE = frozenset({"method_declaration", "constructor_declaration", "local_function_statement"})
 
 

@@ -750,3 +750,50 @@ def test_a_local_rebound_from_its_own_method_call_is_unresolved_not_a_crash() ->
     assert caller_names(g, "Res.__enter__") == set()
     assert not call_edge(g, "m.py", "r.__enter__").to_symbol
     assert caller_names(g, "Res.close") == set()
+
+
+PARTIAL = {
+    "Reader.cs": """namespace Lib {
+public partial class Reader : Base {
+    public void Read() { Skip(); }
+}
+}
+""",
+    "Reader.Async.cs": """namespace Lib {
+public partial class Reader : IAsync {
+    public void Skip() {}
+    public void ReadAsync() { Read(); }
+}
+}
+""",
+    "Use.cs": """namespace Lib {
+public class Base {}
+public interface IAsync {}
+public class Use {
+    public void Run(Reader r) { r.Read(); r.Skip(); }
+}
+}
+""",
+}
+
+
+def test_csharp_partial_class_parts_are_one_type() -> None:
+    """`partial class Reader` in two files: one type with the members and bases of both
+    (before, two definitions of one name: every reference to it stayed unresolved)."""
+    g = graph_of(PARTIAL)
+    parts = g.find("Lib.Reader")
+    assert sorted(p.path for p in parts) == ["Reader.Async.cs", "Reader.cs"] and all(p.partial for p in parts)
+    assert not one(g, "Lib.Use").partial
+    assert caller_names(g, "Lib.Reader.Skip") == {"Lib.Reader.Read", "Lib.Use.Run"}
+    assert caller_names(g, "Lib.Reader.Read") == {"Lib.Reader.ReadAsync", "Lib.Use.Run"}
+    for part in parts:
+        assert {m.name for m in g.resolver.own_members(part)} == {"Read", "Skip", "ReadAsync"}
+        assert [i.symbol.qualified_name for i in implementations(g, one(g, "Lib.Base")) if i.symbol] == [
+            "Lib.Reader"
+        ]
+    assert [i.symbol.qualified_name for i in implementations(g, one(g, "Lib.IAsync")) if i.symbol] == [
+        "Lib.Reader"
+    ]
+    # the parameter type `Reader` resolves to the type, whichever part is asked about
+    for part in parts:
+        assert {r.location.path for r in references(g, part)} == {"Use.cs"}
