@@ -49,6 +49,9 @@ _CLASS_SCOPE = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "cuda"})
 _GLOBAL_FALLBACK = frozenset({"c", "cpp", "cuda", "csharp", "swift", "java", "kotlin"})
 _PACKAGE_DIR = frozenset({"go", "java", "kotlin"})
 _OPEN_NAMESPACES = frozenset({"csharp"})
+# languages whose reference edges other than calls are all type positions (a parameter's,
+# a field's, a return type, a base list): they name types and namespaces only
+_TYPE_POSITIONS = frozenset({"java", "csharp", "kotlin"})
 # a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
@@ -323,6 +326,13 @@ class Resolver(BoundTypes, ModuleFinder):
             held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None
             # a function's typed variable shadows every namesake outside it, typed or not here
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
+            owner = (
+                self.attribute_owner(edge.path, edge.from_symbol, head)
+                if variable and not local and lang in _TYPE_POSITIONS
+                else None
+            )
+            if owner is not None:  # `_writer.Flush()`: `this._writer`, typed or not
+                held, local = self.attribute_type(owner, head), True
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else (self.held_by(target) if variable else target)
             shared = (
@@ -359,6 +369,26 @@ class Resolver(BoundTypes, ModuleFinder):
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
+
+    def attribute_owner(self, path: str, from_symbol: str, name: str) -> Symbol | None:
+        """The class whose field or property ``name`` is, when code in ``from_symbol`` writes
+        it without ``this.`` (Java, C#, Kotlin: a local or parameter of that name would have
+        shadowed it, and their binders record every local, typed or not): the class around
+        the code, else its nearest base that binds it; None when none does."""
+        places = self.snap.attributes.get(name)
+        cls = self.enclosing_type(path, from_symbol) if places else None
+        seen: set[Symbol] = set()
+        queue = [cls] if cls is not None else []
+        while queue:
+            t = queue.pop(0)
+            if t in seen:
+                continue
+            seen.add(t)
+            homes = set(self._homes(t))
+            if any(p in homes and scope == t.qualified_name for p, scope in places or ()):
+                return t
+            queue.extend(self.bases(t))
+        return None
 
     def _overload(self, edge: Edge, found: Symbol) -> Resolution:
         """A call that reached a method with overloads (same name, same class — in any part
@@ -411,9 +441,13 @@ class Resolver(BoundTypes, ModuleFinder):
                 if cls is not None:
                     found = self.member(cls, head)
                     # a type named in a class body (`class R : JsonReader`) is the type, not
-                    # the constructor of a base named like it; a call may be the constructor
+                    # the constructor of a base named like it; a call may be the constructor.
+                    # Where every reference is a type position (Java, C#, Kotlin), a member that
+                    # is no type is not it either: `private Base64Encoder Base64Encoder { … }`
+                    # (C#'s "Color Color") has the class as its type, not itself
                     ctor = found is not None and found.kind is SymbolKind.CONSTRUCTOR and found.name == head
-                    if found is not None and not (ctor and edge.kind is not EdgeKind.CALL):
+                    type_only = edge.kind is not EdgeKind.CALL and (ctor or lang in _TYPE_POSITIONS)
+                    if found is not None and not (type_only and found.kind not in TYPE_KINDS):
                         return found
         top = snap.top_level(path, head)
         if top is not None:
