@@ -321,7 +321,7 @@ def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:
     for impl in implementations(graph, cls):
         if impl.symbol is None:
             continue
-        m = graph.resolver.own_member(impl.symbol, method.name)
+        m = _override_in(graph, impl.symbol, method)
         if m is not None and m not in seen:
             seen.add(m)
             out.append(
@@ -330,6 +330,20 @@ def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:
                 )
             )
     return out
+
+
+def _override_in(graph: Graph, sub: Symbol, method: Symbol) -> Symbol | None:
+    """The member of ``sub`` that overrides ``method``: the one of that name, or — where
+    overloads are told apart (Java, C#, Kotlin) — the one of that name that takes the same
+    arguments; none when several could (``add(String)`` beside an override of ``add(int)``)."""
+    if method.language not in OVERLOADING:
+        return graph.resolver.own_member(sub, method.name)
+    same = [
+        m
+        for m in graph.resolver.own_members(sub)
+        if m.name == method.name and m.kind in CALLABLE_KINDS and m.arity == method.arity
+    ]
+    return same[0] if len(same) == 1 else None
 
 
 def _is_protocol(graph: Graph, cls: Symbol) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.indexer.graph import callers
+from codesift.indexer.graph import callers, implementations
 from codesift.indexer.model import ANY_ARITY, EdgeKind, arity, takes
 
 from .test_graph_resolve import graph_of
@@ -143,3 +143,12 @@ def test_argument_counts_of_calls_count_trailing_lambdas_and_not_spreads() -> No
     g = graph_of({"src/a/U.kt": code})
     got = {e.to_name: e.args for e in g.snapshot.edges_of("src/a/U.kt") if e.kind is EdgeKind.CALL}
     assert got == {"g": 2, "h": -1, "k": 0}
+
+
+def test_an_override_is_the_overload_that_takes_the_same_arguments() -> None:
+    base = "package a;\nclass Base {\n    void add(int x) {}\n    void add(String s, int n) {}\n}\n"
+    sub = "package a;\nclass Sub extends Base {\n    void add(String s, int n) {}\n}\n"
+    g = graph_of({"src/a/Base.java": base, "src/a/Sub.java": sub})
+    one, two = sorted(g.find("Base.add"), key=lambda s: s.selection_range.start.line)
+    assert implementations(g, one) == []
+    assert [i.symbol.qualified_name for i in implementations(g, two) if i.symbol] == ["Sub.add"]
