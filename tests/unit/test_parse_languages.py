@@ -630,3 +630,35 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     calls = [e for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "_impl"]
     assert [(e.line, e.column, e.from_symbol) for e in calls] == [(11, 11, "_name")]
     assert "{}" not in "".join(c.text for c in result.chunks)
+
+
+def test_cpp_definition_after_a_lone_macro_line_is_a_symbol() -> None:
+    """abseil's headers open with `ABSL_NAMESPACE_BEGIN` on a line of its own; the grammar,
+    which does not expand macros, read it as the return type of `class Notification {…}`
+    (one function named `Notification`, the class and its members no symbols). The lone
+    macro lines are blanked for the parse: the class and its members are symbols at their
+    own lines and columns, and the chunks' text is still the source's."""
+    source = (
+        "#include <atomic>\n\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n\n"
+        "class Notification {\n public:\n  void Notify();\n  bool HasBeenNotified() const {\n"
+        "    return notified_;\n  }\n\n private:\n  bool notified_;\n};\n\n"
+        "ABSL_NAMESPACE_END\n}  // namespace absl\n"
+    )
+    result = parse("cpp", source)
+    where = {
+        s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where["absl.Notification"] == (SymbolKind.CLASS, 6, 6)
+    assert where["absl.Notification.HasBeenNotified"][0] is SymbolKind.METHOD
+    assert not result.had_errors
+    assert "ABSL_NAMESPACE_BEGIN" in "".join(c.text for c in result.chunks)
+
+
+def test_c_lone_macro_lines_that_parse_already_are_left_alone() -> None:
+    """A file the grammar reads without errors is parsed as written, and a line continuing
+    a `#define` is never blanked."""
+    source = "#define WRAP(x) \\\n  DO_IT\n\nint main(void) {\n  return 0;\n}\n"
+    result = parse("c", source)
+    assert [(s.name, s.kind) for s in result.symbols] == [("main", SymbolKind.FUNCTION)]
+    assert not result.had_errors
