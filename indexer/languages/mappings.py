@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import GenericMapping, Mapping
 from .c_family import CMapping, CppMapping
 from .go import GoMapping
+from .haskell import HaskellMapping
 from .java_family import CSharpMapping, JavaMapping, KotlinMapping
 from .php import PhpMapping
 from .python import PythonMapping
@@ -29,6 +30,7 @@ _SPECIFIC: dict[str, type[Mapping]] = {
     "kotlin": KotlinMapping,
     "ruby": RubyMapping,
     "php": PhpMapping,
+    "haskell": HaskellMapping,
 }
 
 

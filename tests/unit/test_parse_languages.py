@@ -662,3 +662,29 @@ def test_c_lone_macro_lines_that_parse_already_are_left_alone() -> None:
     result = parse("c", source)
     assert [(s.name, s.kind) for s in result.symbols] == [("main", SymbolKind.FUNCTION)]
     assert not result.had_errors
+
+
+def test_haskell_definitions_are_symbols_with_their_signatures() -> None:
+    """tree-sitter-haskell keeps a module's definitions under one `declarations` node, so
+    every Haskell file was blocks with no symbol (pandoc, xmonad). Functions, data types,
+    classes and instance members are definitions now; a signature and Haddock comment
+    above a function are in its chunk, and a further equation is no second symbol."""
+    source = (
+        "module XMonad.Core (X, runX) where\n\nimport Data.Maybe (fromMaybe)\n\n"
+        "-- | The state of the window manager.\ndata XState = XState\n"
+        "    { windowset :: !WindowSet\n    , mapped    :: !(S.Set Window)\n    }\n\n"
+        "-- | Run the X monad.\nrunX :: XConf -> XState -> X a -> IO (a, XState)\n"
+        "runX c st (X a) = runStateT (runReaderT a c) st\nrunX _ _ _ = undefined\n\n"
+        "class Default a where\n    def :: a\n\ninstance Default Int where\n    def = 0\n"
+    )
+    result = parse("haskell", source)
+    assert [(s.qualified_name, s.kind, s.selection_range.start.line) for s in result.symbols] == [
+        ("XState", SymbolKind.STRUCT, 6),
+        ("runX", SymbolKind.FUNCTION, 13),
+        ("Default", SymbolKind.INTERFACE, 16),
+        ("Default.def", SymbolKind.METHOD, 20),
+    ]
+    run_x = next(c for c in result.chunks if c.symbol == "runX")
+    assert (run_x.start_line, run_x.kind) == (11, ChunkKind.FUNCTION)
+    assert "runX :: XConf" in run_x.text
+    assert not result.had_errors
