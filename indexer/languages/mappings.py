@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import GenericMapping, Mapping
 from .c_family import CMapping, CppMapping
+from .elixir import ElixirMapping
 from .go import GoMapping
 from .haskell import HaskellMapping
 from .java_family import CSharpMapping, JavaMapping, KotlinMapping
@@ -31,6 +32,7 @@ _SPECIFIC: dict[str, type[Mapping]] = {
     "ruby": RubyMapping,
     "php": PhpMapping,
     "haskell": HaskellMapping,
+    "elixir": ElixirMapping,
 }
 
 

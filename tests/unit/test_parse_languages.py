@@ -688,3 +688,31 @@ def test_haskell_definitions_are_symbols_with_their_signatures() -> None:
     assert (run_x.start_line, run_x.kind) == (11, ChunkKind.FUNCTION)
     assert "runX :: XConf" in run_x.text
     assert not result.had_errors
+
+
+def test_elixir_modules_and_functions_are_symbols() -> None:
+    """Elixir defines by calls (`defmodule`, `def`), which the generic mapping took for
+    statements: every Elixir file was blocks with no symbol (ecto, plug). A module is
+    named by its last part inside the rest (`Plug.Conn` is Conn in Plug), its functions
+    are named through a `when` guard, `@doc` / `@spec` above a function are in its chunk,
+    and a further clause is no second symbol."""
+    source = (
+        'defmodule Plug.Conn do\n  @moduledoc "The connection."\n  alias Plug.Conn.Unfetched\n\n'
+        '  @doc "Assigns a value."\n  @spec assign(t, atom, term) :: t\n'
+        "  def assign(%Conn{assigns: assigns} = conn, key, value) when is_atom(key) do\n"
+        "    %{conn | assigns: Map.put(assigns, key, value)}\n  end\n\n"
+        "  defp run(conn, []), do: conn\n  defp run(conn, [h | t]), do: run(h.(conn), t)\n\n"
+        "  defprotocol Adapter do\n    def send_resp(payload, status)\n  end\nend\n"
+    )
+    result = parse("elixir", source)
+    assert [(s.qualified_name, s.name, s.kind, s.selection_range.start.line) for s in result.symbols] == [
+        ("Plug.Conn", "Conn", SymbolKind.MODULE, 1),
+        ("Plug.Conn.assign", "assign", SymbolKind.FUNCTION, 7),
+        ("Plug.Conn.run", "run", SymbolKind.FUNCTION, 11),
+        ("Plug.Conn.Adapter", "Adapter", SymbolKind.INTERFACE, 14),
+        ("Plug.Conn.Adapter.send_resp", "send_resp", SymbolKind.FUNCTION, 15),
+    ]
+    assign = next(c for c in result.chunks if c.symbol == "Plug.Conn.assign")
+    assert (assign.start_line, assign.kind) == (5, ChunkKind.FUNCTION)
+    assert "@spec assign" in assign.text
+    assert not result.had_errors
