@@ -42,7 +42,7 @@ from tree_sitter import Node, Parser
 
 from . import grammars
 from .edges import extract_edges
-from .languages import c_family, swift
+from .languages import c_family, rust, swift
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.gomod import module_symbols
 from .languages.mappings import mapping_for
@@ -295,6 +295,10 @@ class _FileParse(_Chunker):
             fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
             if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
                 tree = parser.parse(fixed)
+        elif self.language == "rust":
+            unwrapped = rust.unwrapped(source, tree.root_node, parser.parse)
+            if unwrapped is not None:  # `cfg_rt! { items }` read as its items: rows and columns unchanged
+                tree = unwrapped
         elif tree.root_node.has_error and self.language in _C_FAMILY:
             blanked = c_family.repaired(source, tree.root_node, parser.parse)
             if blanked is not None:  # lone macro lines blanked: rows and columns unchanged

@@ -296,8 +296,8 @@ class Settings:
             # named by their package (`chi/v5` → chi), Go function literals' parameters
             # narrowed to the literal; `export * as ns from` binds one name; C# definitions
             # inside `#if` blocks; 11: C / C++ lines holding only a macro name blanked for
-            # the parse, `ABSL_NAMESPACE_BEGIN` / `class Notification`; Haskell definitions),
-            # so old indexes rebuild.
+            # the parse, `ABSL_NAMESPACE_BEGIN` / `class Notification`; Haskell and Elixir
+            # definitions; Rust items inside `cfg_rt! { … }`), so old indexes rebuild.
             "parser": "11",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
