@@ -95,7 +95,7 @@ def _use(node: Node, prefix: str, out: list[Import]) -> None:
 # What a macro's braces hold when they hold items: tokio's `cfg_rt! { pub fn spawn… }`.
 _ITEMS_INSIDE = re.compile(
     rb"\{(?:\s|//[^\n]*|/\*.*?\*/)*"
-    rb"(?:#!?\[|(?:pub|fn|impl|struct|enum|union|mod|use|const|static|trait|type|async|unsafe|extern)\b)",
+    rb"(?:#!?\[|macro_rules!|(?:pub|fn|impl|struct|enum|union|mod|use|const|static|trait|type|async|unsafe|extern)\b)",
     re.DOTALL,
 )
 # A macro's template (`$name`, `$(…)*`) is no code to read as items.
@@ -138,7 +138,28 @@ def _holds_items(source: bytearray, call: Node) -> bool:
     if body is None or body.type != "token_tree" or source[body.start_byte : body.start_byte + 1] != b"{":
         return False
     text = bytes(source[body.start_byte : body.end_byte])
-    return _ITEMS_INSIDE.match(text) is not None and _METAVARIABLE.search(text) is None
+    return _ITEMS_INSIDE.match(text) is not None and _METAVARIABLE.search(_without_macro_rules(text)) is None
+
+
+def _without_macro_rules(text: bytes) -> bytes:
+    """``text`` without the bodies of the ``macro_rules!`` it defines (their ``$x`` are theirs)."""
+    out, i = bytearray(), 0
+    while (start := text.find(b"macro_rules!", i)) >= 0:
+        out += text[i:start]
+        opening = min((j for j in (text.find(b"{", start), text.find(b"(", start)) if j >= 0), default=-1)
+        if opening < 0:
+            return bytes(out)
+        close, depth, j = {ord("{"): ord("}"), ord("("): ord(")")}[text[opening]], 0, opening
+        while j < len(text):
+            if text[j] == text[opening]:
+                depth += 1
+            elif text[j] == close:
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        i = j + 1
+    return bytes(out + text[i:])
 
 
 def _errors(root: Node) -> int:

@@ -721,19 +721,27 @@ def test_elixir_modules_and_functions_are_symbols() -> None:
 def test_rust_items_inside_a_configuration_macro_are_symbols() -> None:
     """tokio wraps items in `cfg_rt! { … }`; the grammar reads a macro's braces as tokens,
     so `spawn_blocking` and `block_in_place` were no symbols. A top-level macro call whose
-    braces open on items is read as its items (nested wrappers too), at their own lines
-    and columns; a macro whose braces hold a template (`$t`) is left as it is."""
+    braces open on items is read as its items (nested wrappers too, and a `macro_rules!`
+    among them), at their own lines and columns; a macro whose braces hold a template
+    (`$t`) outside a `macro_rules!` is left as it is."""
     source = (
         "use crate::task::JoinHandle;\n\ncfg_rt! {\n    /// Runs a blocking function.\n"
         "    pub fn spawn_blocking<F>(f: F) -> JoinHandle<F> {\n        todo!()\n    }\n\n"
         "    cfg_net! {\n        pub(crate) fn block_in_place() {}\n    }\n}\n\n"
-        "impl_num! {\n    impl Num for $t { fn zero() -> Self { 0 } }\n}\n"
+        "impl_num! {\n    impl Num for $t { fn zero() -> Self { 0 } }\n}\n\n"
+        "cfg_io! {\n    /// Readers.\n    macro_rules! read_impl {\n        ($name:ident) => {};\n    }\n"
+        "    pub trait AsyncReadExt {}\n}\n"
     )
     result = parse("rust", source)
     where = {
         s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
         for s in result.symbols
     }
-    assert where == {"spawn_blocking": (5, 11), "block_in_place": (10, 22)}
+    assert where == {
+        "spawn_blocking": (5, 11),
+        "block_in_place": (10, 22),
+        "read_impl": (20, 17),
+        "AsyncReadExt": (23, 14),
+    }
     assert not result.had_errors
     assert "cfg_rt! {" in "".join(c.text for c in result.chunks)
