@@ -42,7 +42,7 @@ from tree_sitter import Node, Parser
 
 from . import grammars
 from .edges import extract_edges
-from .languages import swift
+from .languages import c_family, rust, swift
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.gomod import module_symbols
 from .languages.mappings import mapping_for
@@ -65,6 +65,9 @@ log = logging.getLogger(__name__)
 
 # Parsers are not thread-safe: each thread keeps its own, per language.
 _per_thread = threading.local()
+
+# Grammars whose parse a lone macro line can derail (``c_family.repaired``).
+_C_FAMILY = frozenset({"c", "cpp", "cuda"})
 
 _SPLIT_DEPTH = 4  # how deep a too-long statement is searched for inner boundaries
 
@@ -292,6 +295,14 @@ class _FileParse(_Chunker):
             fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
             if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
                 tree = parser.parse(fixed)
+        elif self.language == "rust":
+            unwrapped = rust.unwrapped(source, tree.root_node, parser.parse)
+            if unwrapped is not None:  # `cfg_rt! { items }` read as its items: rows and columns unchanged
+                tree = unwrapped
+        elif tree.root_node.has_error and self.language in _C_FAMILY:
+            blanked = c_family.repaired(source, tree.root_node, parser.parse)
+            if blanked is not None:  # lone macro lines blanked: rows and columns unchanged
+                tree = blanked
         root = tree.root_node
         items = outline(root, self.mapping)
         self.scope(items, 1, len(self.lines), "top", "")

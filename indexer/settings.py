@@ -297,7 +297,9 @@ class Settings:
             # narrowed to the literal; `export * as ns from` binds one name; C# definitions
             # inside `#if` blocks); 11: Java, C# and Kotlin calls on a function's untyped
             # locals written `?.m` (they never name a definition outside it), C#'s `x => …`
-            # parameter a local), so old indexes rebuild.
+            # parameter a local; C / C++ lines holding only a macro name blanked for the
+            # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
+            # definitions; Rust items inside `cfg_rt! { … }`), so old indexes rebuild.
             "parser": "11",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
