@@ -393,6 +393,13 @@ SYMBOL_COLUMNS = (
 )
 
 
+def present(columns: Sequence[str], schema: pa.Schema) -> list[str]:
+    """Those of ``columns`` a table has: an index of an older schema lacks the newest
+    (``symbols.arity``, ``edges.args``), which its readers take as their defaults until the
+    next ``codesift index`` rebuilds it."""
+    return [c for c in columns if c in schema.names]
+
+
 def symbols_from_table(
     data: pa.Table, positions: dict[tuple[int, int], Position] | None = None
 ) -> list[Symbol]:

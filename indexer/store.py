@@ -64,6 +64,7 @@ from .rows import (
     files_table,
     in_filters,
     meta_schema,
+    present,
     sql_str,
     symbol_from_row,
     symbols_schema,
@@ -332,7 +333,8 @@ class Store:
                 return self._all_symbols[1]
             # only the columns a Symbol holds, a batch at a time (never `id` / `name_lower`:
             # ~20 MiB of strings on the stdlib that the Arrow read left behind)
-            reader = tbl.search().select(list(SYMBOL_COLUMNS)).limit(None).to_batches(_SYMBOL_BATCH)
+            wanted = present(SYMBOL_COLUMNS, tbl.schema)
+            reader = tbl.search().select(wanted).limit(None).to_batches(_SYMBOL_BATCH)
             with arrow_on_system_pool():
                 symbols = SymbolColumns.read(reader)
             # a commit between reading the version and the rows: answer, but do not remember

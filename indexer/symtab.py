@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .model import Position, Span, Symbol, SymbolKind
-from .rows import SYMBOL_COLUMNS
+from .rows import SYMBOL_COLUMNS, present
 
 Rows = npt.NDArray[np.int32]
 
@@ -119,10 +119,15 @@ class SymbolColumns:
         for j, name in enumerate(_POSITIONS):
             col = table.column(name).combine_chunks()
             self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
-        arities = table.column("arity").combine_chunks().cast(pa.int32())
-        self.arity = np.asarray(pc.fill_null(arities, 0).to_numpy(zero_copy_only=False), np.int32)
-        parts = table.column("partial").combine_chunks().cast(pa.bool_())
-        self.partial = np.asarray(pc.fill_null(parts, False).to_numpy(zero_copy_only=False), np.bool_)
+        # an index of schema 4 has neither: any argument count, no partial type
+        self.arity = np.zeros(self.size, np.int32)
+        self.partial = np.zeros(self.size, np.bool_)
+        if "arity" in table.column_names:
+            arities = table.column("arity").combine_chunks().cast(pa.int32())
+            self.arity[:] = pc.fill_null(arities, 0).to_numpy(zero_copy_only=False)
+        if "partial" in table.column_names:
+            parts = table.column("partial").combine_chunks().cast(pa.bool_())
+            self.partial[:] = pc.fill_null(parts, False).to_numpy(zero_copy_only=False)
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -138,7 +143,7 @@ class SymbolColumns:
         """Columns of batches of ``SYMBOL_COLUMNS`` (a store read), put together once."""
         parts = [pa.Table.from_batches([b]) for b in batches]
         table = pa.concat_tables(parts) if parts else symbols_arrow(())
-        return cls(table.select(list(SYMBOL_COLUMNS)))
+        return cls(table.select(present(SYMBOL_COLUMNS, table.schema)))
 
     def __len__(self) -> int:
         return self.size

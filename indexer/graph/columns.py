@@ -206,7 +206,8 @@ def encode(batches: Iterable[pa.RecordBatch]) -> pa.Table:
     for batch in batches:
         cols = []
         for n in names:
-            col = batch.column(n)
+            # `args` is missing from an index of schema 4: not known
+            col = batch.column(n) if n in batch.schema.names else pa.nulls(batch.num_rows, pa.int32())
             if n in _ENCODED:
                 col = pc.dictionary_encode(pc.fill_null(col.cast(pa.string()), ""))
                 col = col.cast(pa.dictionary(pa.int32(), pa.string()))

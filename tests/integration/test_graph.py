@@ -17,7 +17,7 @@ from codesift.indexer.model import EdgeKind
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import MatchType, SearchRequest
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.store import EDGES
+from codesift.indexer.store import EDGES, SYMBOLS
 from codesift.indexer.sync import index_workspace, open_store
 
 from ..conftest import write_workspace
@@ -293,3 +293,25 @@ def test_java_overloads_keep_their_own_callers_through_the_index(tmp_path: Path,
     ).stdout
     assert "Buf.add Buf.java:3 line 6" in out.replace("src/a/", "")
     assert "Buf.add Buf.java:4 line 7" in out.replace("src/a/", "")
+
+
+def test_an_index_of_the_previous_schema_answers_graph_questions_until_its_rebuild(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """An index written before `symbols.arity` / `symbols.partial` / `edges.args` (schema 4)
+    still answers callers and symbols (any argument count, no partial type) until the next
+    `codesift index` rebuilds it; before, `codesift callers` stopped with a KeyError."""
+    root = write_workspace(tmp_path / "ws", {"m.py": "def f():\n    g()\n\n\ndef g():\n    pass\n"})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    store = open_store(root, load_settings(root))
+    store.table(SYMBOLS).drop_columns(["arity", "partial"])
+    store.table(EDGES).drop_columns(["args"])
+    g = Graph(open_store(root, load_settings(root)))
+    (target,) = g.find("g")
+    assert [c.caller.qualified_name for c in callers(g, target) if c.caller] == ["f"]
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "callers", "g", "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "← f m.py:1 line 2" in out.stdout, out.stderr
