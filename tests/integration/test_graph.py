@@ -315,3 +315,22 @@ def test_an_index_of_the_previous_schema_answers_graph_questions_until_its_rebui
         text=True,
     )
     assert out.returncode == 0 and "← f m.py:1 line 2" in out.stdout, out.stderr
+
+
+def test_cli_callers_with_none_resolved_says_which_unresolved_calls_may_be_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """`put(1)` between `put(int)` and `put(String)` is unresolved: `callers` of either says
+    0 callers and that 1 unresolved call may be it, instead of a silent 0."""
+    source = (
+        "package a;\nclass Two {\n    void put(int x) {}\n    void put(String s) {}\n"
+        "    void run() { put(1); }\n}\n"
+    )
+    root = write_workspace(tmp_path / "ws", {"src/a/Two.java": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    run = [sys.executable, "-m", "codesift.server.cli", "callers", "Two.put", "--root", str(root)]
+    plain = subprocess.run(run, capture_output=True, text=True)
+    assert plain.returncode == 1
+    assert plain.stdout.count("— 0 callers (1 unresolved call may be it: --unresolved lists them)") == 2
+    listed = subprocess.run([*run, "--unresolved"], capture_output=True, text=True)
+    assert listed.returncode == 0 and listed.stdout.count("line 5 (unresolved: a candidate)") == 2
