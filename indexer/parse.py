@@ -505,7 +505,7 @@ class _FileParse(_Chunker):
             return best
 
         def visit(items: list[Item]) -> None:
-            folded = _folded_overloads(items)
+            folded = _folded_overloads(items, self.language)
             for item in items:
                 for d in item.defs:
                     if d.kind is not None and d.name and id(d) not in folded:
@@ -551,22 +551,36 @@ class _FileParse(_Chunker):
         return len(line.encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "replace"))
 
 
-def _folded_overloads(items: list[Item]) -> set[int]:
-    """Python ``@overload`` stubs of one scope, folded into one symbol: the implementation,
-    or the first stub when there is none (a ``.pyi``). Returns the ``id``s of those left out."""
+# TypeScript's overload signatures and bodiless declarations of a function or method
+_TS_SIGNATURES = frozenset({"function_signature", "method_signature"})
+_TS_FUNCTIONS = frozenset({"function_declaration", "method_definition", *_TS_SIGNATURES})
+
+
+def _folded_overloads(items: list[Item], language: str = "python") -> set[int]:
+    """Overload stubs of one scope — Python's ``@overload`` functions, TypeScript's overload
+    signatures (``function f(a: string): string;`` above ``function f(a: any) {…}``) —
+    folded into one symbol: the implementation, or the first stub when there is none (a
+    ``.pyi``, a ``.d.ts``, an interface). Returns the ``id``s of those left out."""
+    typescript = language in ("typescript", "tsx")
+    kinds = _TS_FUNCTIONS if typescript else frozenset({"function_definition"})
+    stub = _is_signature if typescript else _is_overload
     by_name: dict[str, list[Definition]] = {}
     for item in items:
         for d in item.defs:
-            if d.node.type == "function_definition" and d.qualified_name:
+            if d.node.type in kinds and d.qualified_name:
                 by_name.setdefault(d.qualified_name, []).append(d)
     out: set[int] = set()
     for defs in by_name.values():
-        stubs = [d for d in defs if _is_overload(d)]
+        stubs = [d for d in defs if stub(d)]
         if not stubs or len(defs) < 2:
             continue
-        keep = next((d for d in defs if not _is_overload(d)), stubs[0])
-        out.update(id(d) for d in defs if d is not keep and _is_overload(d))
+        keep = next((d for d in defs if not stub(d)), stubs[0])
+        out.update(id(d) for d in defs if d is not keep and stub(d))
     return out
+
+
+def _is_signature(d: Definition) -> bool:
+    return d.node.type in _TS_SIGNATURES
 
 
 def _is_overload(d: Definition) -> bool:

@@ -299,7 +299,8 @@ class Settings:
             # locals written `?.m` (they never name a definition outside it), C#'s `x => …`
             # parameter a local; C / C++ lines holding only a macro name blanked for the
             # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
-            # definitions; Rust items inside `cfg_rt! { … }`), so old indexes rebuild.
+            # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
+            # folded into the implementation), so old indexes rebuild.
             "parser": "11",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

@@ -152,3 +152,25 @@ def test_an_override_is_the_overload_that_takes_the_same_arguments() -> None:
     one, two = sorted(g.find("Base.add"), key=lambda s: s.selection_range.start.line)
     assert implementations(g, one) == []
     assert [i.symbol.qualified_name for i in implementations(g, two) if i.symbol] == ["Sub.add"]
+
+
+def test_typescript_overload_signatures_fold_into_the_implementation() -> None:
+    """`function pick(a: string): string;` above `function pick(a: any) {…}` is one function
+    (as Python's `@overload` stubs are): one symbol, at the implementation, and calls reach
+    it; an interface's overloads (no implementation) are one symbol at the first."""
+    code = (
+        "export function pick(a: string): string;\nexport function pick(a: number, b: number): number;\n"
+        "export function pick(a: any, b?: any): any { return a; }\n"
+        "interface I {\n  f(a: string): void;\n  f(a: number): void;\n}\n"
+        "class C {\n  m(x: string): void;\n  m(x: any): void {}\n  run() { this.m(1); pick(1, 2); }\n}\n"
+    )
+    g = graph_of({"a.ts": code})
+    lines = {s.qualified_name: [] for s in g.snapshot.symbols_of("a.ts")}
+    for s in g.snapshot.symbols_of("a.ts"):
+        lines[s.qualified_name].append(s.selection_range.start.line)
+    assert lines["pick"] == [3] and lines["I.f"] == [5] and lines["C.m"] == [10]
+    calls = [g.resolver.resolve(e).symbol for e in g.snapshot.edges_of("a.ts") if e.kind is EdgeKind.CALL]
+    assert sorted((s.qualified_name, s.selection_range.start.line) for s in calls if s) == [
+        ("C.m", 10),
+        ("pick", 3),
+    ]
