@@ -102,6 +102,18 @@ def node_text(node: Node | None) -> str:
     return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
+def error_count(root: Node) -> int:
+    """ERROR and missing nodes in a tree (only subtrees that have errors are walked): which
+    of two parses of a file reads it better (a macro line blanked, or not)."""
+    n, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            n += 1
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return n
+
+
 def join(container: str, name: str) -> str:
     """Dotted qualified name."""
     return f"{container}.{name}" if container and name else container or name

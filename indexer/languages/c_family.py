@@ -8,7 +8,7 @@ from collections.abc import Callable
 from tree_sitter import Node, Tree
 
 from ..model import SymbolKind
-from .base import Definition, Import, Mapping, Role, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Scope, error_count, node_text
 from .paths import text_parts
 
 _NAME_TYPES = frozenset(
@@ -50,24 +50,13 @@ def repaired(source: bytes, root: Node, parse: Callable[[bytes], Tree]) -> Tree 
     for m in lone:
         out[m.start() : m.end()] = b" " * (m.end() - m.start())
     tree = parse(bytes(out))
-    return tree if _errors(tree.root_node) < _errors(root) else None
+    return tree if error_count(tree.root_node) < error_count(root) else None
 
 
 def _continues(source: bytes, start: int) -> bool:
     """The line before ends in a backslash: this one belongs to a ``#define``."""
     before = source[:start].rstrip(b"\r\n")
     return before.endswith(b"\\")
-
-
-def _errors(root: Node) -> int:
-    """ERROR and missing nodes in a tree (only subtrees that have errors are walked)."""
-    n, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            n += 1
-        stack.extend(c for c in node.children if c.has_error or c.is_missing)
-    return n
 
 
 class CMapping(Mapping):

@@ -9,7 +9,7 @@ from typing import ClassVar
 from tree_sitter import Node, Tree
 
 from ..model import SymbolKind
-from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, error_count, node_text
 from .paths import text_parts
 
 
@@ -127,7 +127,7 @@ def unwrapped(source: bytes, root: Node, parse: Callable[[bytes], Tree]) -> Tree
         changed = True
         tree = parse(bytes(out))
         node = tree.root_node
-    if not changed or tree is None or _errors(tree.root_node) > _errors(root):
+    if not changed or tree is None or error_count(tree.root_node) > error_count(root):
         return None
     return tree
 
@@ -160,14 +160,3 @@ def _without_macro_rules(text: bytes) -> bytes:
             j += 1
         i = j + 1
     return bytes(out + text[i:])
-
-
-def _errors(root: Node) -> int:
-    """ERROR and missing nodes in a tree (only subtrees that have errors are walked)."""
-    n, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            n += 1
-        stack.extend(c for c in node.children if c.has_error or c.is_missing)
-    return n
