@@ -57,6 +57,9 @@ class Tally:
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("CODESIFT_")}
+    # no background server left behind: one held the small tmpfs busy, so it could not
+    # be unmounted after its tier (and every search here must read the index as it is)
+    full["CODESIFT_BACKGROUND"] = "0"
     full.update(env or {})
     return subprocess.run([*CODESIFT, *args], capture_output=True, text=True, env=full, timeout=900)
 
