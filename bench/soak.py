@@ -14,6 +14,9 @@ Tiers, each run in real processes on generated workspaces:
 * symlink race — files flipping between a regular file and a symlink to a file
   outside while indexing: no outside text stored.
 * stream — 8 large searches and 4 greps at once to a slow reader: every frame whole.
+* two writers — two ``codesift index`` runs of one workspace at once while files change,
+  four rounds: each run exits 0 (one waits for the other's lock), searches between
+  them answer, and the index then equals a clean rebuild.
 * small tmpfs — the index on a real 4 MB tmpfs filled to within 0–400 KB (needs
   root to mount; skipped otherwise): exit 2, the old rows answer or the search
   says what is missing, and the next run with space repairs.
@@ -288,12 +291,49 @@ def tmpfs_tier(base: Path, runs: int, _rng: random.Random) -> Tally:
     return tally
 
 
+def writers_tier(base: Path, runs: int, rng: random.Random) -> Tally:
+    """Two writers of one index at once, while files change under them: every run waits
+    for the other (the writer lock) and exits 0, searches between them answer, and the
+    index after a last run equals a clean rebuild."""
+    tally = Tally()
+    for n in range(runs):
+        root = workspace(base / f"writers{n}", files=60)
+        cli("index", str(root), "--no-embed")
+        for _ in range(4):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("CODESIFT_")}
+            env["CODESIFT_BACKGROUND"] = "0"
+            pair = [
+                subprocess.Popen(
+                    [*CODESIFT, "index", str(root), "--no-embed"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                )
+                for _ in range(2)
+            ]
+            edit_some(root, rng)  # while both run
+            for proc in pair:
+                _, err = proc.communicate(timeout=900)
+                tally.tried += 1
+                if proc.returncode != 0 or "Traceback" in err:
+                    tally.failed += 1
+            search = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
+            if search.returncode not in (0, 1) or "Traceback" in search.stderr:
+                tally.failed += 1
+        if cli("index", str(root), "--no-embed").returncode != 0:
+            tally.failed += 1
+        compare_with_rebuild(root, tally)
+    return tally
+
+
 TIERS: dict[str, Callable[[Path, int, random.Random], Tally]] = {
     "kill -9": kill_tier,
     "disk full": disk_full_tier,
     "bad input": bad_input_tier,
     "symlink race": race_tier,
     "stream": stream_tier,
+    "two writers": writers_tier,
     "small tmpfs": tmpfs_tier,
 }
 
