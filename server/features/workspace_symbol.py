@@ -24,7 +24,7 @@ from codesift.indexer.search.symbols import SymbolMatch
 
 from .. import convert
 from ..lanes import priority_of
-from ..lsp import CodesiftServer, Serialized
+from ..lsp import CodesiftProtocol, CodesiftServer, Direct, Part, Serialized
 from ..projects import Project
 
 log = logging.getLogger(__name__)
@@ -94,39 +94,66 @@ def _searched(project: Project, query: str) -> list[Symbol]:
 
 
 def register(server: CodesiftServer) -> None:
-    """Register ``workspace/symbol``."""
+    """Register ``workspace/symbol``: answered directly from its JSON (``answer_directly``),
+    and through pygls for params it does not read (its errors are pygls')."""
 
     @server.feature(lsp.WORKSPACE_SYMBOL)
     async def workspace_symbol(
         ls: CodesiftServer, params: lsp.WorkspaceSymbolParams
     ) -> list[lsp.WorkspaceSymbol]:
-        # A remembered answer is sent from the event loop; only a new question takes a
-        # worker thread, and a copy of a question being computed waits on the event loop
-        # (``AnswerCache.share``), so a burst does not queue behind its slow questions.
-        # It is remembered as the JSON text it is sent as (``Serialized``): a repeat is
-        # spliced into its response, not converted and serialised again. New questions
-        # wait for a worker best first (``lanes.py``): a name is never queued behind
-        # sentences, each a hybrid search.
-        query = params.query.strip()
-        if not query:
-            return []
-        out: list[Serialized] = []
-        priority = priority_of(query)
+        got = [await asyncio.wrap_future(p) if isinstance(p, Future) else p for p in parts(ls, params.query)]
+        return cast(list[lsp.WorkspaceSymbol], Serialized.join(got))
 
-        def submit(fn: Callable[[], object]) -> Future[object]:
-            return ls.lanes.submit(priority, fn)
+    if isinstance(server.protocol, CodesiftProtocol):
+        server.protocol.answer_directly(lsp.WORKSPACE_SYMBOL, Direct(_query_of, partial(parts, server)))
 
-        for project in ls.selected():
-            key = _key(project, query, ls.encoding)
-            known = project.answers.peek(key) if key is not None else None
-            if known is not None:
-                out.append(cast(Serialized, known))
-                continue
-            compute = partial(answer, project, query, ls.encoding)
-            work = submit(compute) if key is None else project.answers.share(key, compute, submit)
-            got = cast(Serialized, await asyncio.wrap_future(work))
-            out.append(got)
-        return cast(list[lsp.WorkspaceSymbol], Serialized.join(out))
+
+_TOKENS = ("workDoneToken", "partialResultToken")
+
+
+def _query_of(params: object) -> tuple[str] | None:
+    """The query of ``workspace/symbol`` params (a progress token or two aside, which this
+    server does not use); None for anything else."""
+    if type(params) is not dict:
+        return None
+    query = params.get("query")
+    if type(query) is not str:
+        return None
+    for name, value in params.items():
+        if name != "query" and (name not in _TOKENS or type(value) not in (int, str)):
+            return None
+    return (query,)
+
+
+def parts(ls: CodesiftServer, query: str) -> list[Part]:
+    """Each project's answer to ``query``, in order: remembered, or a future of it.
+
+    A remembered answer is used as it is, on the event loop; only a new question takes
+    a worker thread, and a copy of a question being computed shares its future
+    (``AnswerCache.share``), so a burst does not queue behind its slow questions. It is
+    remembered as the JSON text it is sent as (``Serialized``): a repeat is spliced into
+    its response, not converted and serialised again. New questions wait for a worker
+    best first (``lanes.py``): a name is never queued behind sentences, each a hybrid
+    search."""
+    query = query.strip()
+    if not query:
+        return [Serialized("[]")]
+    priority = priority_of(query)
+
+    def submit(fn: Callable[[], object]) -> Future[object]:
+        return ls.lanes.submit(priority, fn)
+
+    out: list[Part] = []
+    encoding = ls.encoding
+    for project in ls.selected():
+        key = _key(project, query, encoding)
+        known = project.answers.peek(key) if key is not None else None
+        if known is not None:
+            out.append(cast(Serialized, known))
+            continue
+        compute = partial(answer, project, query, encoding)
+        out.append(submit(compute) if key is None else project.answers.share(key, compute, submit))
+    return out
 
 
 def _key(project: Project, query: str, encoding: str) -> tuple[object, ...] | None:
