@@ -67,20 +67,27 @@ class Serialized:
 
     A remembered ``workspace/symbol`` answer is 100 symbols: cattrs and ``json.dumps``
     over them took ~1.2 ms each time it was sent, which bounded a warm burst. Kept as
-    text, a repeat costs one string join (``CodesiftProtocol._send_response``)."""
+    text, a repeat costs one string join (``CodesiftProtocol._send_response``). The
+    text is held as the bytes it is sent as, encoded once where it is made (a worker
+    thread), not for every copy sent from the event loop."""
 
-    __slots__ = ("text",)
+    __slots__ = ("data",)
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.data = text.encode(LanguageServerProtocol.CHARSET)
+
+    @property
+    def text(self) -> str:
+        return self.data.decode(LanguageServerProtocol.CHARSET)
 
     @staticmethod
     def join(parts: list[Serialized]) -> Serialized:
         """The JSON arrays in ``parts`` as one array, in order."""
         if len(parts) == 1:
             return parts[0]
-        items = [p.text[1:-1] for p in parts if p.text != "[]"]
-        return Serialized("[" + ", ".join(items) + "]")
+        joined = Serialized("")
+        joined.data = b"[" + b", ".join(p.data[1:-1] for p in parts if p.data != b"[]") + b"]"
+        return joined
 
 
 # What a request answered directly gives for its answer: parts joined in order, each
@@ -350,22 +357,21 @@ class CodesiftProtocol(LanguageServerProtocol):
         # The frame pygls would write for this result (fields in the response's order),
         # spliced from the text instead of rebuilt from the objects.
         self._result_types.pop(msg_id, None)
-        body = f'{{"id": {json.dumps(msg_id)}, "result": {result.text}, "jsonrpc": "{self.VERSION}"}}'
-        self._write_body(body)
+        head = f'{{"id": {json.dumps(msg_id)}, "result": '.encode(self.CHARSET)
+        self._write_body(head, result.data, f', "jsonrpc": "{self.VERSION}"}}'.encode(self.CHARSET))
 
-    def _write_body(self, body: str) -> None:
-        """``body`` framed as pygls' ``_send_data`` frames it."""
+    def _write_body(self, *body: bytes) -> None:
+        """The body made of ``body``'s parts, framed as pygls' ``_send_data`` frames it."""
         if self.writer is None:
             log.error("unable to send data: no transport")
             return
-        data = body.encode(self.CHARSET)
         if self._include_headers:
+            size = sum(len(b) for b in body)
             header = (
-                f"Content-Length: {len(data)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                f"Content-Length: {size}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
-            data = header.encode(self.CHARSET) + data
-        self.writer.write(data)
+            body = (header.encode(self.CHARSET), *body)
+        self.writer.write(b"".join(body))
 
     def serialize(self, value: Any) -> Serialized:
         """``value`` as pygls would write it in a response, kept as JSON text."""

@@ -12,6 +12,8 @@ from lsprotocol import types as lsp
 from codesift.server.features.workspace_symbol import _query_of
 from codesift.server.lsp import Direct, Part, Serialized, create_server
 
+from .test_lsp_serialized import frames_of
+
 
 class _Capture:
     """Collects what the protocol writes (a fake transport: unit test only)."""
@@ -20,7 +22,7 @@ class _Capture:
         self.frames: list[bytes] = []
 
     def write(self, data: bytes) -> None:
-        self.frames.append(bytes(data))
+        self.frames.extend(frames_of(bytes(data)))
 
     def close(self) -> None:
         return None
