@@ -106,7 +106,8 @@ class AnswerCache(Generic[V]):
     def _failed(self, key: Hashable, mine: Future[V], exc: BaseException) -> None:
         with self._lock:
             self._running.pop(key, None)
-        mine.set_exception(exc)
+        if not mine.cancelled():
+            mine.set_exception(exc)
 
     def _remember(self, key: Hashable, mine: Future[V], value: V) -> None:
         with self._lock:
@@ -114,7 +115,10 @@ class AnswerCache(Generic[V]):
             while len(self._done) > self._size:
                 self._done.popitem(last=False)
             self._running.pop(key, None)
-        mine.set_result(value)
+        # a shared future an asker cancelled (pygls cancels the task awaiting it) is left
+        # cancelled: the answer is still remembered for the next asker
+        if not mine.cancelled():
+            mine.set_result(value)
 
     def peek(self, key: Hashable) -> V | None:
         """The remembered answer for ``key``, without waiting or computing."""

@@ -316,6 +316,10 @@ class CodesiftProtocol(LanguageServerProtocol):
             self._answer_parts(asker.msg_id, asker.parts)
 
     def _answer_parts(self, msg_id: int | str, parts: list[Part]) -> None:
+        if any(isinstance(p, Future) and p.cancelled() for p in parts):
+            error = JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled')
+            self._send_response(msg_id, error=error.to_response_error())
+            return
         try:
             done = [p.result() if isinstance(p, Future) else p for p in parts]
         except Exception as exc:

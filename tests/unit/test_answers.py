@@ -110,3 +110,19 @@ def test_an_answer_whose_rest_runs_as_a_later_job_is_shared_until_the_rest_is_do
     with pytest.raises(RuntimeError):
         failing.result(5)
     assert cache.peek("r") is None  # a failure is not remembered
+
+
+def test_a_shared_future_cancelled_by_an_asker_leaves_the_answer_remembered() -> None:
+    cache: AnswerCache[int] = AnswerCache()
+    release = threading.Event()
+    jobs: list[Future[object]] = []
+    with ThreadPoolExecutor(1) as pool:
+
+        def submit(fn: Callable[[], object]) -> None:
+            jobs.append(pool.submit(fn))
+
+        shared = cache.share("q", lambda: 5 if release.wait(5) else 0, submit)
+        assert shared.cancel()  # an asker's task was cancelled while it waited
+        release.set()
+        assert jobs[0].exception(5) is None  # the computing job did not fail setting it
+    assert cache.peek("q") == 5

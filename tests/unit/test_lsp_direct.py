@@ -103,6 +103,16 @@ def test_a_failed_computation_is_answered_as_a_failed_handler_is() -> None:
     assert answer["id"] == 1 and answer["error"]["code"] == -32603 and "boom" in answer["error"]["message"]
 
 
+def test_a_cancelled_computation_is_answered_request_cancelled() -> None:
+    shared: Future[Serialized] = Future()
+    protocol, out = _protocol(lambda query: [shared])
+    _send(protocol, _request(1, "q"))
+    shared.cancel()
+    protocol.writer.drain()
+    (answer,) = out.messages()
+    assert answer["id"] == 1 and answer["error"]["code"] == -32800
+
+
 def test_what_the_direct_path_does_not_read_goes_the_pygls_way() -> None:
     protocol = create_server().protocol
     assert lsp.WORKSPACE_SYMBOL in protocol._direct  # workspace/symbol is answered directly
