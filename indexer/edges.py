@@ -195,6 +195,8 @@ def extract_edges(
     # sort stable and stops comparison before the non-orderable fields.
     found: list[_Row] = []
     add = found.append
+    # a call's argument count by where its name ends, where overloads need it
+    counted: dict[tuple[int, int], int] = {}
 
     for capture, nodes in captures:
         if capture == "import":
@@ -250,6 +252,10 @@ def extract_edges(
                     parts = ["self", *parts[1:]]
                 to_name = ".".join(parts)
                 (r0, c0), (r1, c1) = name_node.start_point, name_node.end_point
+            if kind is EdgeKind.CALL:
+                n = mapping.argument_count(node)
+                if n >= 0:
+                    counted[(r1, c1)] = n
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
     found.sort()
     if language in _GENERIC_QUERIES:
@@ -263,26 +269,42 @@ def extract_edges(
         marks = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
     elif language == "java":
-        found = _mark_bindings(found, java_marks(root, scopes.binding_scope, scopes.classes))
+        marks = java_marks(root, scopes.binding_scope, scopes.classes)
+        found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
     elif language in ("typescript", "tsx"):
         marks = typescript_marks(language, root, scopes.binding_scope, scopes.classes)
         found = _mark_bindings(found, marks)
     elif language == "csharp":
-        found = _mark_bindings(found, csharp_marks(root, scopes.binding_scope, scopes.classes))
+        marks = csharp_marks(root, scopes.binding_scope, scopes.classes)
+        found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
     elif language == "kotlin":
-        found = _mark_bindings(found, kotlin_marks(root, scopes.binding_scope, scopes.classes))
+        marks = kotlin_marks(root, scopes.binding_scope, scopes.classes)
+        found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
     elif language == "go":
         marks = go_marks(root, scopes.binding_scope)
         found = _narrow(_mark_bindings(found, marks), marks)
     elif language == "rust":
         found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
+    args = counted.get
     if column is None:
         return tuple(
-            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias)
+            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias, args=args((r1, c1), -1))
             for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
         )
     return tuple(
-        Edge(path, scope, to_name, kind, r0 + 1, column(r0, c0), r1 + 1, column(r1, c1), module, alias)
+        Edge(
+            path,
+            scope,
+            to_name,
+            kind,
+            r0 + 1,
+            column(r0, c0),
+            r1 + 1,
+            column(r1, c1),
+            module,
+            alias,
+            args=args((r1, c1), -1),
+        )
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )
 
@@ -354,28 +376,36 @@ def _local_class(base: Node, scope: str) -> str:
 
 
 _PYTHON_SELF = frozenset({"self", "cls", "super", "?"})
+_THIS = frozenset({"this", "super", "base", "?"})
 _SWIFT_SELF = frozenset({"self", "Self", "super", "?"})
 
 
-def _through_variables(found: list[_Row], marks: Marks, scopes: _Scopes, skip: frozenset[str]) -> list[_Row]:
+def _through_variables(
+    found: list[_Row], marks: Marks, scopes: _Scopes, skip: frozenset[str], *, calls_only: bool = False
+) -> list[_Row]:
     """Calls and references whose first name is a variable of the function they are in (a
     parameter, a local, a closure's or loop's variable) never name a definition outside
     it: ``configure(app)`` with a parameter ``configure`` is ``?.configure`` (whatever
     was passed; its candidates are the definitions so named), ``opts.get()`` with an
     untyped ``opts`` is ``?.get``. A variable the marks type (``ctx: Context``) keeps
-    its name, for the resolver to follow."""
+    its name, for the resolver to follow. ``calls_only`` (Java, C#, Kotlin, where every
+    other reference is a type position): only calls on a local, ``x.m()``, are rewritten."""
     if not marks.variables:
         return found
     typed = _landed(found, scopes) & marks.typed  # a mark no edge carries types nothing
     out: list[_Row] = []
     for row in found:
         kind = row[3]
-        if kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE:
+        if kind is EdgeKind.CALL or (kind is EdgeKind.REFERENCE and not calls_only):
             head, dot, rest = row[5].partition(".")
             name = head.removesuffix("()")
             scope = scopes.binding_scope_of(row[4])
             member = not dot and (row[6], row[7]) in marks.members
-            if name not in skip and not member and name in marks.variables.get(scope, ()):
+            # Java, C#, Kotlin: only `x.m` on a local is rewritten; `x()` and `x().m` call a
+            # method (a scope's locals are pooled over its overloads and its whole body, and
+            # `val x = x()` calls the method before the local exists)
+            plain = not calls_only or (dot and head == name)
+            if plain and name not in skip and not member and name in marks.variables.get(scope, ()):
                 # `k(…)` / `k().m` where the marks say what calling `k` gives (it holds a class)
                 made = (scope, name + bindings.CALLED) in typed and (head != name or kind is EdgeKind.CALL)
                 if made:

@@ -123,6 +123,32 @@ class Symbol:
     selection_range: Span
     container: str  # qualified name of the container, "" at top level
     chunk_id: str
+    # How many arguments a call of it takes (``arity``), where the graph tells overloads
+    # apart by it (Java, C#, Kotlin); ``ANY_ARITY`` elsewhere
+    arity: int = 0
+    # one part of a type declared in several (C#'s ``partial class``): the parts are one type
+    partial: bool = False
+
+
+#: ``Symbol.arity`` of a definition whose argument count is not known (any count fits)
+ANY_ARITY = 0
+_UNBOUNDED = 0
+
+
+def arity(least: int, most: int | None) -> int:
+    """``Symbol.arity`` of a definition taking ``least`` to ``most`` arguments (``None``:
+    no upper bound: varargs): ``least + 256 × (most + 1)``, both capped below 255."""
+    least = min(least, 254)
+    return least + 256 * (_UNBOUNDED if most is None else min(max(most, least), 254) + 1)
+
+
+def takes(encoded: int, count: int) -> bool:
+    """Whether a definition of ``Symbol.arity`` ``encoded`` accepts ``count`` arguments
+    (a count below 0 — not known — fits any)."""
+    if count < 0:
+        return True
+    least, most = encoded % 256, encoded // 256 - 1
+    return count >= least and (most < 0 or count <= most)
 
 
 class EdgeKind(StrEnum):
@@ -160,6 +186,7 @@ class Edge:
     alias: str = ""
     to_symbol: str = ""
     candidates: tuple[str, ...] = ()
+    args: int = -1  # a call's argument count where overloads need it (Java, C#, Kotlin); -1: not known
 
     @property
     def last_name(self) -> str:

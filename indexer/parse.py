@@ -42,7 +42,7 @@ from tree_sitter import Node, Parser
 
 from . import grammars
 from .edges import extract_edges
-from .languages import swift
+from .languages import c_family, rust, swift
 from .languages.base import Definition, Item, Mapping, Role, outline
 from .languages.gomod import module_symbols
 from .languages.mappings import mapping_for
@@ -65,6 +65,9 @@ log = logging.getLogger(__name__)
 
 # Parsers are not thread-safe: each thread keeps its own, per language.
 _per_thread = threading.local()
+
+# Grammars whose parse a lone macro line can derail (``c_family.repaired``).
+_C_FAMILY = frozenset({"c", "cpp", "cuda"})
 
 _SPLIT_DEPTH = 4  # how deep a too-long statement is searched for inner boundaries
 
@@ -292,6 +295,14 @@ class _FileParse(_Chunker):
             fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
             if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
                 tree = parser.parse(fixed)
+        elif self.language == "rust":
+            unwrapped = rust.unwrapped(source, tree.root_node, parser.parse)
+            if unwrapped is not None:  # `cfg_rt! { items }` read as its items: rows and columns unchanged
+                tree = unwrapped
+        elif tree.root_node.has_error and self.language in _C_FAMILY:
+            blanked = c_family.repaired(source, tree.root_node, parser.parse)
+            if blanked is not None:  # lone macro lines blanked: rows and columns unchanged
+                tree = blanked
         root = tree.root_node
         items = outline(root, self.mapping)
         self.scope(items, 1, len(self.lines), "top", "")
@@ -494,7 +505,7 @@ class _FileParse(_Chunker):
             return best
 
         def visit(items: list[Item]) -> None:
-            folded = _folded_overloads(items)
+            folded = _folded_overloads(items, self.language)
             for item in items:
                 for d in item.defs:
                     if d.kind is not None and d.name and id(d) not in folded:
@@ -518,6 +529,8 @@ class _FileParse(_Chunker):
             selection_range=selection,
             container=d.container,
             chunk_id=holder(selection.start.line, d.qualified_name),
+            arity=self.mapping.arity(d.node),
+            partial=self.mapping.partial(d.node),
         )
 
     def node_span(self, node: Node) -> Span:
@@ -538,22 +551,36 @@ class _FileParse(_Chunker):
         return len(line.encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "replace"))
 
 
-def _folded_overloads(items: list[Item]) -> set[int]:
-    """Python ``@overload`` stubs of one scope, folded into one symbol: the implementation,
-    or the first stub when there is none (a ``.pyi``). Returns the ``id``s of those left out."""
+# TypeScript's overload signatures and bodiless declarations of a function or method
+_TS_SIGNATURES = frozenset({"function_signature", "method_signature"})
+_TS_FUNCTIONS = frozenset({"function_declaration", "method_definition", *_TS_SIGNATURES})
+
+
+def _folded_overloads(items: list[Item], language: str = "python") -> set[int]:
+    """Overload stubs of one scope — Python's ``@overload`` functions, TypeScript's overload
+    signatures (``function f(a: string): string;`` above ``function f(a: any) {…}``) —
+    folded into one symbol: the implementation, or the first stub when there is none (a
+    ``.pyi``, a ``.d.ts``, an interface). Returns the ``id``s of those left out."""
+    typescript = language in ("typescript", "tsx")
+    kinds = _TS_FUNCTIONS if typescript else frozenset({"function_definition"})
+    stub = _is_signature if typescript else _is_overload
     by_name: dict[str, list[Definition]] = {}
     for item in items:
         for d in item.defs:
-            if d.node.type == "function_definition" and d.qualified_name:
+            if d.node.type in kinds and d.qualified_name:
                 by_name.setdefault(d.qualified_name, []).append(d)
     out: set[int] = set()
     for defs in by_name.values():
-        stubs = [d for d in defs if _is_overload(d)]
+        stubs = [d for d in defs if stub(d)]
         if not stubs or len(defs) < 2:
             continue
-        keep = next((d for d in defs if not _is_overload(d)), stubs[0])
-        out.update(id(d) for d in defs if d is not keep and _is_overload(d))
+        keep = next((d for d in defs if not stub(d)), stubs[0])
+        out.update(id(d) for d in defs if d is not keep and stub(d))
     return out
+
+
+def _is_signature(d: Definition) -> bool:
+    return d.node.type in _TS_SIGNATURES
 
 
 def _is_overload(d: Definition) -> bool:

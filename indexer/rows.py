@@ -107,6 +107,8 @@ def symbols_schema() -> pa.Schema:
             pa.field("sel_end_col", pa.int32()),
             pa.field("container", pa.string()),
             pa.field("chunk_id", pa.string()),
+            pa.field("arity", pa.int32()),
+            pa.field("partial", pa.bool_()),
         ]
     )
 
@@ -126,6 +128,7 @@ def edges_schema() -> pa.Schema:
             pa.field("col", pa.int32()),
             pa.field("end_line", pa.int32()),
             pa.field("end_col", pa.int32()),
+            pa.field("args", pa.int32()),
         ]
     )
 
@@ -235,6 +238,8 @@ def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
             "sel_end_col": pa.array([r.end.column for r in selections], i32),
             "container": [s.container for s in symbols],
             "chunk_id": [s.chunk_id for s in symbols],
+            "arity": pa.array([s.arity for s in symbols], i32),
+            "partial": pa.array([s.partial for s in symbols], pa.bool_()),
         },
         schema=symbols_schema(),
     )
@@ -260,6 +265,7 @@ def edges_table(edges: Sequence[Edge]) -> pa.Table:
             "col": pa.array([e.column for e in edges], pa.int32()),
             "end_line": pa.array([e.end_line for e in edges], pa.int32()),
             "end_col": pa.array([e.end_column for e in edges], pa.int32()),
+            "args": pa.array([e.args for e in edges], pa.int32()),
         },
         schema=edges_schema(),
     )
@@ -284,8 +290,9 @@ def edges_from_table(data: pa.Table) -> list[Edge]:
             end_column=shared(ec),
             module=intern(m or ""),
             alias=intern(a or ""),
+            args=-1 if n is None else n,
         )
-        for p, f, t, k, ln, c, el, ec, m, a in zip(
+        for p, f, t, k, ln, c, el, ec, m, a, n in zip(
             cols["path"],
             cols["from_symbol"],
             cols["to_name"],
@@ -296,6 +303,7 @@ def edges_from_table(data: pa.Table) -> list[Edge]:
             cols["end_col"],
             cols["module"],
             cols["alias"],
+            cols.get("args") or [None] * len(cols["path"]),
             strict=True,
         )
     ]
@@ -380,7 +388,16 @@ SYMBOL_COLUMNS = (
     "sel_end_col",
     "container",
     "chunk_id",
+    "arity",
+    "partial",
 )
+
+
+def present(columns: Sequence[str], schema: pa.Schema) -> list[str]:
+    """Those of ``columns`` a table has: an index of an older schema lacks the newest
+    (``symbols.arity``, ``edges.args``), which its readers take as their defaults until the
+    next ``codesift index`` rebuilds it."""
+    return [c for c in columns if c in schema.names]
 
 
 def symbols_from_table(
@@ -403,7 +420,7 @@ def symbols_from_table(
         return found
 
     out: list[Symbol] = []
-    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid in zip(
+    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid, ar, part in zip(
         cols["name"],
         cols["qualified_name"],
         cols["kind"],
@@ -419,6 +436,8 @@ def symbols_from_table(
         cols["sel_end_col"],
         cols["container"],
         cols["chunk_id"],
+        cols.get("arity") or [0] * len(cols["name"]),
+        cols.get("partial") or [False] * len(cols["name"]),
         strict=True,
     ):
         out.append(
@@ -432,6 +451,8 @@ def symbols_from_table(
                 selection_range=Span(at(ssl, ssc), at(sel, sec)),
                 container=intern(str(cont or "")),
                 chunk_id=intern(str(cid)),
+                arity=int(ar or 0),
+                partial=bool(part),
             )
         )
     return out
@@ -460,4 +481,6 @@ def symbol_from_row(row: dict[str, object]) -> Symbol:
         ),
         container=intern(str(row["container"] or "")),
         chunk_id=intern(str(row["chunk_id"])),
+        arity=i("arity") if "arity" in row else 0,
+        partial=bool(row.get("partial")),
     )

@@ -295,8 +295,13 @@ class Settings:
             # `-> "Context"` as references; go.mod's module path as a symbol, Go imports
             # named by their package (`chi/v5` → chi), Go function literals' parameters
             # narrowed to the literal; `export * as ns from` binds one name; C# definitions
-            # inside `#if` blocks), so old indexes rebuild.
-            "parser": "10",
+            # inside `#if` blocks); 11: Java, C# and Kotlin calls on a function's untyped
+            # locals written `?.m` (they never name a definition outside it), C#'s `x => …`
+            # parameter a local; C / C++ lines holding only a macro name blanked for the
+            # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
+            # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
+            # folded into the implementation), so old indexes rebuild.
+            "parser": "11",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

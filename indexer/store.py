@@ -64,6 +64,7 @@ from .rows import (
     files_table,
     in_filters,
     meta_schema,
+    present,
     sql_str,
     symbol_from_row,
     symbols_schema,
@@ -83,7 +84,9 @@ log = logging.getLogger(__name__)
 #    at 100k chunks, on every save and search; the flag reads in ~2 ms)
 # 4: the fast tier (chunks.fast_vector / has_fast_vector: a static model's vectors
 #    beside the main model's, written right after the text phase)
-SCHEMA_VERSION = 4
+# 5: symbols.arity and edges.args (Java, C# and Kotlin overloads told apart by argument
+#    count), symbols.partial (the parts of a C# partial type are one type)
+SCHEMA_VERSION = 5
 
 FILES = "files"
 CHUNKS = "chunks"
@@ -330,7 +333,8 @@ class Store:
                 return self._all_symbols[1]
             # only the columns a Symbol holds, a batch at a time (never `id` / `name_lower`:
             # ~20 MiB of strings on the stdlib that the Arrow read left behind)
-            reader = tbl.search().select(list(SYMBOL_COLUMNS)).limit(None).to_batches(_SYMBOL_BATCH)
+            wanted = present(SYMBOL_COLUMNS, tbl.schema)
+            reader = tbl.search().select(wanted).limit(None).to_batches(_SYMBOL_BATCH)
             with arrow_on_system_pool():
                 symbols = SymbolColumns.read(reader)
             # a commit between reading the version and the rows: answer, but do not remember

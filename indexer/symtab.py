@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .model import Position, Span, Symbol, SymbolKind
-from .rows import SYMBOL_COLUMNS
+from .rows import SYMBOL_COLUMNS, present
 
 Rows = npt.NDArray[np.int32]
 
@@ -119,6 +119,15 @@ class SymbolColumns:
         for j, name in enumerate(_POSITIONS):
             col = table.column(name).combine_chunks()
             self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
+        # an index of schema 4 has neither: any argument count, no partial type
+        self.arity = np.zeros(self.size, np.int32)
+        self.partial = np.zeros(self.size, np.bool_)
+        if "arity" in table.column_names:
+            arities = table.column("arity").combine_chunks().cast(pa.int32())
+            self.arity[:] = pc.fill_null(arities, 0).to_numpy(zero_copy_only=False)
+        if "partial" in table.column_names:
+            parts = table.column("partial").combine_chunks().cast(pa.bool_())
+            self.partial[:] = pc.fill_null(parts, False).to_numpy(zero_copy_only=False)
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -134,7 +143,7 @@ class SymbolColumns:
         """Columns of batches of ``SYMBOL_COLUMNS`` (a store read), put together once."""
         parts = [pa.Table.from_batches([b]) for b in batches]
         table = pa.concat_tables(parts) if parts else symbols_arrow(())
-        return cls(table.select(list(SYMBOL_COLUMNS)))
+        return cls(table.select(present(SYMBOL_COLUMNS, table.schema)))
 
     def __len__(self) -> int:
         return self.size
@@ -163,6 +172,8 @@ class SymbolColumns:
                 selection_range=Span(Position(ssl, ssc), Position(sel, sec)),
                 container=self.container[row],
                 chunk_id=self.chunk_id[row],
+                arity=int(self.arity[row]),
+                partial=bool(self.partial[row]),
             )
             found = self._made.setdefault(row, found)
         return found
@@ -181,7 +192,7 @@ class SymbolColumns:
             names, paths = self.name.values, self.path.values
             langs, conts = self.language.values, self.container.values
             quals, cids = self.qualified, self.chunk_id
-            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c in zip(
+            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar, part in zip(
                 new,
                 self.pos[at].tolist(),
                 self.kind[at].tolist(),
@@ -189,6 +200,8 @@ class SymbolColumns:
                 self.path.ids[at].tolist(),
                 self.language.ids[at].tolist(),
                 self.container.ids[at].tolist(),
+                self.arity[at].tolist(),
+                self.partial[at].tolist(),
                 strict=True,
             ):
                 sym = Symbol(
@@ -201,6 +214,8 @@ class SymbolColumns:
                     selection_range=Span(Position(ssl, ssc), Position(sel, sec)),
                     container=conts[c],
                     chunk_id=cids[r],
+                    arity=ar,
+                    partial=part,
                 )
                 made.setdefault(r, sym)
         make = self.symbol
@@ -226,12 +241,16 @@ class SymbolColumns:
             cols[name] = pa.array(self.pos[take, j])
         cols["container"] = strings(self.container)
         cols["chunk_id"] = cids
+        cols["arity"] = pa.array(self.arity[take])
+        cols["partial"] = pa.array(self.partial[take])
         return pa.table(cols)
 
     def nbytes(self) -> int:
         return int(
             self.pos.nbytes
             + self.kind.nbytes
+            + self.arity.nbytes
+            + self.partial.nbytes
             + sum(d.ids.nbytes for d in (self.name, self.path, self.language, self.container))
             + len(self.qualified.data)
             + self.qualified.offsets.nbytes
@@ -291,6 +310,8 @@ def symbols_arrow(symbols: Iterable[Symbol]) -> pa.Table:
             "sel_end_col": ints(lambda s: s.selection_range.end.column),
             "container": _utf8(s.container for s in ss),
             "chunk_id": _utf8(s.chunk_id for s in ss),
+            "arity": ints(lambda s: s.arity),
+            "partial": pa.array([s.partial for s in ss], pa.bool_()),
         }
     )
 

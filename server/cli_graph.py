@@ -57,6 +57,7 @@ def _answer(
     key: str,
     lookup: Callable[[Graph, Symbol], Sequence[Any]],
     show: Callable[[Any], None],
+    note: Callable[[Symbol], str] | None = None,
 ) -> None:
     """``lookup`` for each definition NAME means, printed (``show`` a line each) or as
     JSON under ``key``; exit 1 when every definition has none."""
@@ -71,7 +72,8 @@ def _answer(
     say_index(root)
     noun = key.removesuffix("s")
     for target, items in found:
-        out.print(f"{_where(target)} [dim]— {_count(len(items), noun)}[/]")
+        extra = note(target) if note is not None and not items else ""
+        out.print(f"{_where(target)} [dim]— {_count(len(items), noun)}[/]{extra}")
         for item in items:
             show(item)
     if not any(items for _, items in found):
@@ -94,10 +96,19 @@ def callers(name: str, root: Path | None, unresolved: bool, as_json: bool) -> No
         mark = "" if site.resolved else " [yellow](unresolved: a candidate)[/]"
         out.print(f"  ← {_where(site.caller, site.path)} [dim]line {lines}[/]{mark}")
 
-    def lookup(graph: Graph, target: Symbol) -> list[CallSite]:
-        return graph_callers(graph, target, include_unresolved=unresolved)
+    maybe: dict[Symbol, int] = {}
 
-    _answer(root, name, as_json, "callers", lookup, show)
+    def lookup(graph: Graph, target: Symbol) -> list[CallSite]:
+        sites = graph_callers(graph, target, include_unresolved=True)
+        maybe[target] = sum(len(s.from_ranges) for s in sites if not s.resolved)
+        return sites if unresolved else [s for s in sites if s.resolved]
+
+    def note(target: Symbol) -> str:
+        # no resolved caller is not the same as no caller: say what could be one
+        n = maybe.get(target, 0)
+        return f" [yellow]({_count(n, 'unresolved call')} may be it: --unresolved lists them)[/]" if n else ""
+
+    _answer(root, name, as_json, "callers", lookup, show, note)
 
 
 @click.command()

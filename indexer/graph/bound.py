@@ -54,6 +54,9 @@ class BoundTypes:
     def type_for_scope(self, path: str, qualified: str) -> Symbol | None:
         raise NotImplementedError
 
+    def parts(self, cls: Symbol) -> list[Symbol]:
+        raise NotImplementedError
+
     def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
         raise NotImplementedError
 
@@ -137,6 +140,7 @@ class BoundTypes:
             (path, scope)
             for path, scope in self.snap.attributes.get(name, [])
             if (path, scope) == (cls.path, cls.qualified_name)
+            or (cls.partial and scope == cls.qualified_name and path in {p.path for p in self.parts(cls)})
             or (cls.language in EXTENDED and self.type_for_scope(path, scope) == cls)
         }
         found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}

@@ -33,6 +33,7 @@ EDGE_COLUMNS = (
     "col",
     "end_line",
     "end_col",
+    "args",
 )
 _STRINGS = ("path", "from_symbol", "to_name", "module", "alias")
 _KINDS: tuple[EdgeKind, ...] = tuple(EdgeKind)
@@ -90,7 +91,7 @@ class Groups:
 
 
 # the columns of ``EdgeColumns.cells``: what ``Edge(...)`` takes, in its order
-_PATH, _FROM, _TO, _KIND, _LINE, _COL, _END_LINE, _END_COL, _MODULE, _ALIAS = range(10)
+_PATH, _FROM, _TO, _KIND, _LINE, _COL, _END_LINE, _END_COL, _MODULE, _ALIAS, _ARGS = range(11)
 
 
 class EdgeColumns:
@@ -102,14 +103,21 @@ class EdgeColumns:
         s = {name: Strings(table.column(name)) for name in _STRINGS}
         kinds = Strings(table.column("kind"))
         codes = np.array([KIND_CODE[EdgeKind(k)] for k in kinds.values] or [0], np.int32)
-        self.cells = np.zeros((self.size, 10), np.int32)
+        self.cells = np.zeros((self.size, 11), np.int32)
         for j, name in ((_PATH, "path"), (_FROM, "from_symbol"), (_TO, "to_name")):
             self.cells[:, j] = s[name].ids
         self.cells[:, _MODULE] = s["module"].ids
         self.cells[:, _ALIAS] = s["alias"].ids
         if self.size:
             self.cells[:, _KIND] = codes[kinds.ids]
-        for j, name in ((_LINE, "line"), (_COL, "col"), (_END_LINE, "end_line"), (_END_COL, "end_col")):
+        numbers = (
+            (_LINE, "line"),
+            (_COL, "col"),
+            (_END_LINE, "end_line"),
+            (_END_COL, "end_col"),
+            (_ARGS, "args"),
+        )
+        for j, name in numbers:
             self.cells[:, j] = table.column(name).to_numpy()
         # each table's ids are views of its column: held once
         self.path, self.from_symbol, self.to_name = s["path"], s["from_symbol"], s["to_name"]
@@ -142,6 +150,7 @@ class EdgeColumns:
                 "col": pa.array(cells[:, _COL]),
                 "end_line": pa.array(cells[:, _END_LINE]),
                 "end_col": pa.array(cells[:, _END_COL]),
+                "args": pa.array(cells[:, _ARGS]),
             }
         ).select(list(EDGE_COLUMNS))
 
@@ -152,8 +161,8 @@ class EdgeColumns:
         pv, fv, tv = self.path.values, self.from_symbol.values, self.to_name.values
         mv, av, kinds = self.module.values, self.alias.values, _KINDS
         return [
-            Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a])
-            for p, f, t, k, ln, co, el, ec, m, a in self.cells[rows].tolist()
+            Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a], args=n)
+            for p, f, t, k, ln, co, el, ec, m, a, n in self.cells[rows].tolist()
         ]
 
     def places(self, rows: Rows) -> list[tuple[str, str, str]]:
@@ -180,6 +189,7 @@ def edges_arrow(edges: Iterable[Edge]) -> pa.Table:
             "col": pa.array([e.column for e in es], pa.int32()),
             "end_line": pa.array([e.end_line for e in es], pa.int32()),
             "end_col": pa.array([e.end_column for e in es], pa.int32()),
+            "args": pa.array([e.args for e in es], pa.int32()),
         }
     )
 
@@ -196,12 +206,13 @@ def encode(batches: Iterable[pa.RecordBatch]) -> pa.Table:
     for batch in batches:
         cols = []
         for n in names:
-            col = batch.column(n)
+            # `args` is missing from an index of schema 4: not known
+            col = batch.column(n) if n in batch.schema.names else pa.nulls(batch.num_rows, pa.int32())
             if n in _ENCODED:
                 col = pc.dictionary_encode(pc.fill_null(col.cast(pa.string()), ""))
                 col = col.cast(pa.dictionary(pa.int32(), pa.string()))
             else:
-                col = pc.fill_null(col.cast(pa.int32()), 0)
+                col = pc.fill_null(col.cast(pa.int32()), -1 if n == "args" else 0)
             cols.append(col)
         out.append(pa.RecordBatch.from_arrays(cols, schema=schema))
     return pa.Table.from_batches(out, schema=schema)

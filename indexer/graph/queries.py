@@ -13,7 +13,7 @@ from ..model import Edge, EdgeKind, Position, Span, Symbol, SymbolKind
 from ..store import Store
 from .modules import Module, family
 from .resolve import Resolver
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
+from .snapshot import CALLABLE_KINDS, OVERLOADING, TYPE_KINDS, Snapshot
 
 _CALL = (EdgeKind.CALL,)
 _IMPORT = (EdgeKind.IMPORT,)
@@ -156,7 +156,12 @@ def edge_span(e: Edge) -> Span:
 def _namesakes(graph: Graph, symbol: Symbol) -> set[Symbol]:
     """``symbol`` and the definitions of the same name and kind in its file and scope: a
     conditional redefinition (``if WIN: def f(): … else: def f(): …``) is the same name,
-    and a call resolved to the first ``f`` calls whichever one the module defines."""
+    and a call resolved to the first ``f`` calls whichever one the module defines. Overloads
+    (``add(int)``, ``add(String, int)`` in Java) are definitions of their own."""
+    if symbol.partial:  # the parts of a C# partial type are one type
+        return set(graph.resolver.parts(symbol))
+    if symbol.language in OVERLOADING:
+        return {symbol}
     return {
         s
         for s in graph.snapshot.symbols_named(symbol.name)
@@ -256,6 +261,7 @@ def implementations(graph: Graph, symbol: Symbol) -> list[Implementation]:
         return _overrides(graph, symbol)
     if symbol.kind not in TYPE_KINDS:
         return []
+    symbol = graph.resolver.parts(symbol)[0]
     found = _subtypes(graph, symbol)
     have = {i.symbol for i in found} | {symbol}
     if symbol.language == "python" and _is_protocol(graph, symbol):
@@ -315,7 +321,7 @@ def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:
     for impl in implementations(graph, cls):
         if impl.symbol is None:
             continue
-        m = graph.resolver.own_member(impl.symbol, method.name)
+        m = _override_in(graph, impl.symbol, method)
         if m is not None and m not in seen:
             seen.add(m)
             out.append(
@@ -324,6 +330,20 @@ def _overrides(graph: Graph, method: Symbol) -> list[Implementation]:
                 )
             )
     return out
+
+
+def _override_in(graph: Graph, sub: Symbol, method: Symbol) -> Symbol | None:
+    """The member of ``sub`` that overrides ``method``: the one of that name, or — where
+    overloads are told apart (Java, C#, Kotlin) — the one of that name that takes the same
+    arguments; none when several could (``add(String)`` beside an override of ``add(int)``)."""
+    if method.language not in OVERLOADING:
+        return graph.resolver.own_member(sub, method.name)
+    same = [
+        m
+        for m in graph.resolver.own_members(sub)
+        if m.name == method.name and m.kind in CALLABLE_KINDS and m.arity == method.arity
+    ]
+    return same[0] if len(same) == 1 else None
 
 
 def _is_protocol(graph: Graph, cls: Symbol) -> bool:

@@ -33,10 +33,10 @@ import posixpath
 from dataclasses import dataclass
 
 from ..languages.bindings import CALLED
-from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from ..model import Edge, EdgeKind, Symbol, SymbolKind, takes
 from .bound import BoundTypes
 from .modules import MAX_DEPTH, Module, ModuleFinder, Target, absolute_module, family
-from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot, python_module
+from .snapshot import CALLABLE_KINDS, OVERLOADING, TYPE_KINDS, Snapshot, python_module
 
 _SELF_WORDS = {
     "python": frozenset({"self", "cls"}),
@@ -48,7 +48,11 @@ _THIS = frozenset({"this"})
 _CLASS_SCOPE = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "cuda"})
 _GLOBAL_FALLBACK = frozenset({"c", "cpp", "cuda", "csharp", "swift", "java", "kotlin"})
 _PACKAGE_DIR = frozenset({"go", "java", "kotlin"})
-_OPEN_NAMESPACES = frozenset({"csharp"})  # a namespace's members, declared in any file
+_OPEN_NAMESPACES = frozenset({"csharp"})
+# languages whose reference edges other than calls are all type positions (a parameter's,
+# a field's, a return type, a base list): they name types and namespaces only
+_TYPE_POSITIONS = frozenset({"java", "csharp", "kotlin"})
+# a namespace's members, declared in any file
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -112,9 +116,27 @@ class Resolver(BoundTypes, ModuleFinder):
             return replace(edge, to_symbol=r.module.name)
         return replace(edge, candidates=tuple(f"{c.path}:{c.qualified_name}" for c in r.candidates))
 
+    def parts(self, cls: Symbol) -> list[Symbol]:
+        """The declarations of one type: a C# partial type's parts, in the files' order
+        (the first stands for the type), else the type alone."""
+        if not cls.partial:
+            return [cls]
+        fam = family(cls.language)
+        found = [
+            s
+            for s in self.snap.symbols_named(cls.name)
+            if s.partial and s.qualified_name == cls.qualified_name and family(s.language) == fam
+        ]
+        return found or [cls]
+
+    def _homes(self, cls: Symbol) -> list[str]:
+        """The files a type is declared in (a partial type's parts may share one)."""
+        return list(dict.fromkeys(p.path for p in self.parts(cls)))
+
     def bases(self, cls: Symbol) -> tuple[Symbol, ...]:
         """The resolved direct supertypes of a class (its own header, its extensions / impls)."""
         self._fresh()
+        cls = self.parts(cls)[0]
         found = self._bases.get(cls)
         if found is None:
             self._bases[cls] = ()  # a cycle reads "no bases" instead of recursing
@@ -130,7 +152,8 @@ class Resolver(BoundTypes, ModuleFinder):
         """Inherit / implement edges of a class: in its header, and in extensions / impls elsewhere."""
         out = [
             e
-            for e in self.snap.edges_from(cls.path, cls.qualified_name)
+            for path in self._homes(cls)
+            for e in self.snap.edges_from(path, cls.qualified_name)
             if e.kind in (EdgeKind.INHERIT, EdgeKind.IMPLEMENT)
         ]
         for e in self.snap.supertype_edges_in(cls.qualified_name):
@@ -155,9 +178,10 @@ class Resolver(BoundTypes, ModuleFinder):
         return None
 
     def own_member(self, cls: Symbol, name: str) -> Symbol | None:
-        for s in self.snap.members_of(cls.path, cls.qualified_name):
-            if s.name == name:
-                return s
+        for path in self._homes(cls):
+            for s in self.snap.members_of(path, cls.qualified_name):
+                if s.name == name:
+                    return s
         for e in self.snap.imports_binding(cls.path, name):
             if e.from_symbol == cls.qualified_name:  # `from email.iterators import walk` in a class body
                 found = self.import_target(e, 0)
@@ -171,7 +195,7 @@ class Resolver(BoundTypes, ModuleFinder):
     def own_members(self, cls: Symbol) -> list[Symbol]:
         """Members defined in the class itself and its extensions / impls."""
         fam = family(cls.language)
-        out = list(self.snap.members_of(cls.path, cls.qualified_name))
+        out = [s for path in self._homes(cls) for s in self.snap.members_of(path, cls.qualified_name)]
         out += [
             s
             for s in self.snap.detached_of(cls.qualified_name)
@@ -205,7 +229,7 @@ class Resolver(BoundTypes, ModuleFinder):
         types = [s for s in named if family(s.language) == fam]
         if lang == "go":
             types = [s for s in types if posixpath.dirname(s.path) == posixpath.dirname(path)]
-        return types[0] if len(types) == 1 else None
+        return types[0] if len(types) == 1 or _one_type(types) else None
 
     def _spells(self, scope: str, t: Symbol) -> bool:
         """Whether an extension / impl scope can name type ``t``: a type at the top of its
@@ -302,6 +326,13 @@ class Resolver(BoundTypes, ModuleFinder):
             held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None
             # a function's typed variable shadows every namesake outside it, typed or not here
             local = held is not None or (variable and self.is_local(edge.path, edge.from_symbol, head))
+            owner = (
+                self.attribute_owner(edge.path, edge.from_symbol, head)
+                if variable and not local and lang in _TYPE_POSITIONS
+                else None
+            )
+            if owner is not None:  # `_writer.Flush()`: `this._writer`, typed or not
+                held, local = self.attribute_type(owner, head), True
             target = held if local else self.aliased(self.name_in_scope(edge, head, lang))
             target = self.result_of(target) if called[0] else (self.held_by(target) if variable else target)
             shared = (
@@ -333,10 +364,54 @@ class Resolver(BoundTypes, ModuleFinder):
             elif i < len(names) - 1:
                 target = self.held_by(target)  # `models.default.m`: what the module's name holds
         if isinstance(target, Symbol):
-            return Resolution(symbol=target)
+            target = self.parts(target)[0]  # a partial type's parts: the first stands for it
+            return self._overload(edge, target) if call else Resolution(symbol=target)
         if target is not None and edge.kind is not EdgeKind.CALL:
             return Resolution(module=target)
         return Resolution(candidates=self.candidates(edge, lang))
+
+    def attribute_owner(self, path: str, from_symbol: str, name: str) -> Symbol | None:
+        """The class whose field or property ``name`` is, when code in ``from_symbol`` writes
+        it without ``this.`` (Java, C#, Kotlin: a local or parameter of that name would have
+        shadowed it, and their binders record every local, typed or not): the class around
+        the code, else its nearest base that binds it; None when none does."""
+        places = self.snap.attributes.get(name)
+        cls = self.enclosing_type(path, from_symbol) if places else None
+        seen: set[Symbol] = set()
+        queue = [cls] if cls is not None else []
+        while queue:
+            t = queue.pop(0)
+            if t in seen:
+                continue
+            seen.add(t)
+            homes = set(self._homes(t))
+            if any(p in homes and scope == t.qualified_name for p, scope in places or ()):
+                return t
+            queue.extend(self.bases(t))
+        return None
+
+    def _overload(self, edge: Edge, found: Symbol) -> Resolution:
+        """A call that reached a method with overloads (same name, same class — in any part
+        of a C# partial class):
+        the one overload whose parameters take the call's argument count, else unresolved
+        with the overloads that might be meant (``add(int)`` / ``add(String)`` both take one:
+        which one the types choose is not known here)."""
+        if found.kind not in CALLABLE_KINDS or found.language not in OVERLOADING:
+            return Resolution(symbol=found)
+        owner = self.snap.symbol(found.path, found.container) if found.container else None
+        homes = self._homes(owner) if owner is not None else [found.path]
+        overloads = [
+            s
+            for path in homes
+            for s in self.snap.members_of(path, found.container)
+            if s.name == found.name and s.kind in CALLABLE_KINDS
+        ]
+        if len(overloads) < 2:
+            return Resolution(symbol=found)
+        fits = [s for s in overloads if takes(s.arity, edge.args)]
+        if len(fits) == 1:
+            return Resolution(symbol=fits[0])
+        return Resolution(candidates=tuple(fits or overloads))
 
     # ----- names ----------------------------------------------------------------------
 
@@ -366,9 +441,13 @@ class Resolver(BoundTypes, ModuleFinder):
                 if cls is not None:
                     found = self.member(cls, head)
                     # a type named in a class body (`class R : JsonReader`) is the type, not
-                    # the constructor of a base named like it; a call may be the constructor
+                    # the constructor of a base named like it; a call may be the constructor.
+                    # Where every reference is a type position (Java, C#, Kotlin), a member that
+                    # is no type is not it either: `private Base64Encoder Base64Encoder { … }`
+                    # (C#'s "Color Color") has the class as its type, not itself
                     ctor = found is not None and found.kind is SymbolKind.CONSTRUCTOR and found.name == head
-                    if found is not None and not (ctor and edge.kind is not EdgeKind.CALL):
+                    type_only = edge.kind is not EdgeKind.CALL and (ctor or lang in _TYPE_POSITIONS)
+                    if found is not None and not (type_only and found.kind not in TYPE_KINDS):
                         return found
         top = snap.top_level(path, head)
         if top is not None:
@@ -405,7 +484,7 @@ class Resolver(BoundTypes, ModuleFinder):
                 and s.kind is not SymbolKind.METHOD
                 and "." not in s.qualified_name
             ]
-            if len(unique) == 1:
+            if len(unique) == 1 or _one_type(unique):
                 return unique[0]
         return None
 
@@ -418,7 +497,7 @@ class Resolver(BoundTypes, ModuleFinder):
         found = [
             s for s in self.snap.symbols_named(name) if s.qualified_name == want and family(s.language) == fam
         ]
-        return found[0] if len(found) == 1 else None
+        return found[0] if len(found) == 1 or _one_type(found) else None
 
     def member_of(self, target: Target, name: str, depth: int) -> Target | None:
         if isinstance(target, Module):
@@ -506,3 +585,8 @@ def _visible_from(scope: str, here: str) -> bool:
     """Whether a name bound in ``scope`` (an import's) is visible in code of ``here``: the
     top level, or ``here`` itself and what it contains."""
     return not scope or here == scope or here.startswith(scope + ".")
+
+
+def _one_type(found: list[Symbol]) -> bool:
+    """Whether several definitions are the parts of one partial type (C#): one type."""
+    return len({s.qualified_name for s in found}) == 1 and all(s.partial for s in found)

@@ -24,7 +24,7 @@ import pyarrow as pa
 from ..heap import arrow_on_system_pool, keep_long_lived, release_memory
 from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
-from ..rows import SYMBOL_COLUMNS, in_filters
+from ..rows import SYMBOL_COLUMNS, in_filters, present
 from ..store import EDGES, FILES, SYMBOLS, Store
 from ..symtab import HashIndex, SymbolColumns, SymbolRows, concat, group_starts, pair_slot
 from .columns import (
@@ -45,6 +45,9 @@ TYPE_KINDS = frozenset(
     {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.ENUM, SymbolKind.OBJECT}
 )
 CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR})
+# languages whose overloads (methods of one name in one class) are told apart by argument
+# count (``Symbol.arity``, ``Edge.args``): each is a definition of its own
+OVERLOADING = frozenset({"java", "csharp", "kotlin"})
 _VALUE_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY})
 _KIND_OF = {int(k): k for k in SymbolKind}
 _NO_ROWS: Rows = np.zeros(0, np.int32)
@@ -178,16 +181,15 @@ class Snapshot:
         edges = self.store.table(EDGES)
         if len(paths) > _FULL_RELOAD:  # the symbols are the symbol index's own columns
             self._fill(fresh, self.store.all_symbols())
-            reader = edges.search().select(list(EDGE_COLUMNS)).limit(None).to_batches(_BATCH)
+            reader = edges.search().select(present(EDGE_COLUMNS, edges.schema)).limit(None).to_batches(_BATCH)
             table = encode(reader)
         else:
             parts = []
             for flt in in_filters("path", list(paths)):
                 sym_rows = self.store.table(SYMBOLS).search().where(flt).limit(None).to_arrow()
-                self._fill(fresh, SymbolColumns(sym_rows.select(list(SYMBOL_COLUMNS))))
-                parts.append(
-                    encode(edges.search().where(flt).select(list(EDGE_COLUMNS)).limit(None).to_batches())
-                )
+                self._fill(fresh, SymbolColumns(sym_rows.select(present(SYMBOL_COLUMNS, sym_rows.schema))))
+                rows = edges.search().where(flt).select(present(EDGE_COLUMNS, edges.schema))
+                parts.append(encode(rows.limit(None).to_batches()))
             table = pa.concat_tables(parts) if parts else encode(())
         self.files.update(fresh)
         return table

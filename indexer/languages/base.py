@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from ..model import SymbolKind
+from ..model import ANY_ARITY, SymbolKind
 
 
 class Role(Enum):
@@ -100,6 +100,18 @@ def node_text(node: Node | None) -> str:
         return ""
     raw = node.text
     return raw.decode("utf-8", "replace") if raw is not None else ""
+
+
+def error_count(root: Node) -> int:
+    """ERROR and missing nodes in a tree (only subtrees that have errors are walked): which
+    of two parses of a file reads it better (a macro line blanked, or not)."""
+    n, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            n += 1
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return n
 
 
 def join(container: str, name: str) -> str:
@@ -193,6 +205,21 @@ class Mapping:
     def imports(self, node: Node) -> list[Import]:
         """The names an import statement (an ``@import`` capture of the edge query) binds."""
         return []
+
+    def arity(self, definition: Node) -> int:
+        """How many arguments a call of this definition takes (``model.arity``), in languages
+        whose overloads the graph tells apart by it; ``ANY_ARITY`` here."""
+        return ANY_ARITY
+
+    def partial(self, definition: Node) -> bool:
+        """Whether the definition is one part of a type declared in several (C#'s
+        ``partial class``)."""
+        return False
+
+    def argument_count(self, called: Node) -> int:
+        """How many arguments the call around a ``@call`` capture passes; -1 when not known
+        (a spread, a language whose overloads are not told apart)."""
+        return -1
 
     def adjust_kind(self, kind: SymbolKind | None, name: str, scope: Scope) -> SymbolKind | None:
         """Functions inside a class are methods; constructors where the name says so."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from tree_sitter import Node
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node, Tree
 
 from ..model import SymbolKind
-from .base import Definition, Import, Mapping, Role, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Scope, error_count, node_text
 from .paths import text_parts
 
 _NAME_TYPES = frozenset(
@@ -25,6 +28,35 @@ _TYPE_SPECIFIERS = {
     "enum_specifier": SymbolKind.ENUM,
     "class_specifier": SymbolKind.CLASS,
 }
+
+
+# A line holding nothing but an upper-case name: a macro the grammar cannot expand
+# (``ABSL_NAMESPACE_BEGIN``, ``G_BEGIN_DECLS``, ``NLOHMANN_JSON_NAMESPACE_BEGIN``). Read as
+# code it becomes the return type of the definition below it: abseil's
+# ``ABSL_NAMESPACE_BEGIN`` / ``class Notification {…}`` parsed as one function named
+# ``Notification``, and the class was no symbol.
+_LONE_MACRO = re.compile(rb"^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*$", re.MULTILINE)
+
+
+def repaired(source: bytes, root: Node, parse: Callable[[bytes], Tree]) -> Tree | None:
+    """The parse of ``source`` with every line that is only a macro name blanked (spaces
+    for its bytes, so every row and column stays where it was), or None when there is no
+    such line or the blanked text parses with no fewer errors than ``source`` (``root``).
+    Only the parse reads the blanked bytes; chunks keep the file's own lines."""
+    lone = [m for m in _LONE_MACRO.finditer(source) if not _continues(source, m.start())]
+    if not lone:
+        return None
+    out = bytearray(source)
+    for m in lone:
+        out[m.start() : m.end()] = b" " * (m.end() - m.start())
+    tree = parse(bytes(out))
+    return tree if error_count(tree.root_node) < error_count(root) else None
+
+
+def _continues(source: bytes, start: int) -> bool:
+    """The line before ends in a backslash: this one belongs to a ``#define``."""
+    before = source[:start].rstrip(b"\r\n")
+    return before.endswith(b"\\")
 
 
 class CMapping(Mapping):

@@ -35,6 +35,7 @@ _QUERY = """
 (variable_declaration) @decl
 (property_declaration) @property
 (lambda_expression parameters: (_) @unknown)
+(lambda_expression (implicit_parameter) @unknown)
 (foreach_statement left: (_) @unknown)
 (catch_declaration name: (_) @unknown)
 (declaration_pattern name: (_) @unknown)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from tree_sitter import Node
 
-from ..model import SymbolKind
+from ..model import ANY_ARITY, SymbolKind, arity
 from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
 from .paths import text_parts
 
@@ -34,6 +35,18 @@ class JavaMapping(Mapping):
             return [Import(dotted, "*", "*", node)]
         module, _, name = dotted.rpartition(".")
         return [Import(module, name, name, path or node)]
+
+    def arity(self, definition: Node) -> int:
+        """``(int a, String... r)``: one argument or more."""
+        params = definition.child_by_field_name("parameters")
+        if params is None or definition.type == "compact_constructor_declaration":
+            return ANY_ARITY
+        fixed = sum(1 for c in params.named_children if c.type == "formal_parameter")
+        varargs = any(c.type == "spread_parameter" for c in params.named_children)
+        return arity(fixed, None if varargs else fixed)
+
+    def argument_count(self, called: Node) -> int:
+        return _arguments(called, lambda c: "comment" not in c.type)
 
 
 class CSharpMapping(Mapping):
@@ -74,6 +87,27 @@ class CSharpMapping(Mapping):
         if alias is not None:
             return [Import(text_parts(target), "", node_text(alias), node)]
         return [Import(text_parts(target), "*", "*", node)]
+
+    def arity(self, definition: Node) -> int:
+        """``(int x, string s = "a", params int[] r)``: one argument or more; an extension
+        method's ``this`` parameter is its receiver in ``x.M()`` and an argument in ``C.M(x)``."""
+        params = definition.child_by_field_name("parameters")
+        if params is None or definition.type not in _CSHARP_CALLABLE:
+            return ANY_ARITY
+        listed = [c for c in params.named_children if c.type == "parameter"]
+        required = sum(
+            1 for c in listed if not (_marked(c, "params") or any(t.type == "=" for t in c.children))
+        )
+        varargs = any(c.type == "params" for c in params.children)  # `params` outside a parameter
+        varargs = varargs or any(_marked(c, "params") for c in listed)
+        receiver = bool(listed) and _marked(listed[0], "this")
+        return arity(required - receiver, None if varargs else len(listed))
+
+    def argument_count(self, called: Node) -> int:
+        return _arguments(called, lambda c: c.type == "argument")
+
+    def partial(self, definition: Node) -> bool:
+        return definition.type in _CSHARP_TYPES and _marked(definition, "partial")
 
 
 _KOTLIN_NAMES = ("type_identifier", "simple_identifier")
@@ -126,6 +160,39 @@ class KotlinMapping(Mapping):
         """``import a.b.C [as D]``, ``import a.b.*``."""
         return _kotlin_import(node)
 
+    def arity(self, definition: Node) -> int:
+        """``fun f(a: Int, b: Int = 2, vararg c: Int)``: one argument or more (a trailing
+        lambda is the last argument)."""
+        params = _child(definition, ("function_value_parameters",))
+        if params is None or definition.type != "function_declaration":
+            return ANY_ARITY
+        required = total = 0
+        varargs = False
+        children = params.children
+        for i, c in enumerate(children):
+            if c.type == "parameter_modifiers" and "vararg" in node_text(c).split():
+                varargs = True
+            elif c.type == "parameter":
+                total += 1
+                defaulted = i + 1 < len(children) and children[i + 1].type == "="
+                vararg = i > 0 and children[i - 1].type == "parameter_modifiers" and varargs
+                required += not (defaulted or vararg)
+        return arity(required, None if varargs else total)
+
+    def argument_count(self, called: Node) -> int:
+        """``g(1, 2) { … }``: three (a trailing lambda is one); a spread (``*arr``) counts as not known."""
+        call = called.parent
+        if call is None or call.type != "call_expression":
+            return -1
+        suffix = _child(call, ("call_suffix",))
+        if suffix is None:
+            return -1
+        values = _child(suffix, ("value_arguments",))
+        args = [c for c in values.named_children if c.type == "value_argument"] if values is not None else []
+        if any(a.named_child_count and a.named_children[0].type == "spread_expression" for a in args):
+            return -1
+        return len(args) + sum(1 for c in suffix.named_children if c.type == "annotated_lambda")
+
 
 def _kotlin_import(node: Node) -> list[Import]:
     ident = _child(node, ("identifier",))
@@ -166,3 +233,24 @@ def _child(node: Node, types: tuple[str, ...]) -> Node | None:
         if child.type in types:
             return child
     return None
+
+
+_CSHARP_TYPES = frozenset(
+    {"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}
+)
+_CSHARP_CALLABLE = frozenset({"method_declaration", "constructor_declaration", "local_function_statement"})
+
+
+def _arguments(called: Node, counts: Callable[[Node], bool]) -> int:
+    """The arguments of a call whose ``arguments`` list is on the captured node (Java's
+    ``method_invocation``) or on its parent (``new T(…)``, C#'s invocation)."""
+    for node in (called, called.parent):
+        args = node.child_by_field_name("arguments") if node is not None else None
+        if args is not None and args.type == "argument_list":
+            return sum(1 for c in args.named_children if counts(c))
+    return -1
+
+
+def _marked(parameter: Node, word: str) -> bool:
+    """Whether a C# parameter carries the modifier ``word`` (``params``, ``this``)."""
+    return any(t.type == word or (t.type == "modifier" and node_text(t) == word) for t in parameter.children)

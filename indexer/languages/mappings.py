@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from .base import GenericMapping, Mapping
 from .c_family import CMapping, CppMapping
+from .elixir import ElixirMapping
 from .go import GoMapping
+from .haskell import HaskellMapping
 from .java_family import CSharpMapping, JavaMapping, KotlinMapping
 from .php import PhpMapping
 from .python import PythonMapping
@@ -29,6 +31,8 @@ _SPECIFIC: dict[str, type[Mapping]] = {
     "kotlin": KotlinMapping,
     "ruby": RubyMapping,
     "php": PhpMapping,
+    "haskell": HaskellMapping,
+    "elixir": ElixirMapping,
 }
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import ClassVar
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from ..model import SymbolKind
-from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, error_count, node_text
 from .paths import text_parts
 
 
@@ -88,3 +90,73 @@ def _use(node: Node, prefix: str, out: list[Import]) -> None:
     elif t == "use_list":
         for item in node.named_children:
             _use(item, prefix, out)
+
+
+# What a macro's braces hold when they hold items: tokio's `cfg_rt! { pub fn spawn… }`.
+_ITEMS_INSIDE = re.compile(
+    rb"\{(?:\s|//[^\n]*|/\*.*?\*/)*"
+    rb"(?:#!?\[|macro_rules!|(?:pub|fn|impl|struct|enum|union|mod|use|const|static|trait|type|async|unsafe|extern)\b)",
+    re.DOTALL,
+)
+# A macro's template (`$name`, `$(…)*`) is no code to read as items.
+_METAVARIABLE = re.compile(rb"\$[A-Za-z_(]")
+# Nested wrappers (`cfg_rt! { cfg_net! { … } }`) come out one level a pass.
+_MAX_PASSES = 4
+
+
+def unwrapped(source: bytes, root: Node, parse: Callable[[bytes], Tree]) -> Tree | None:
+    """The parse of ``source`` with each top-level macro call whose braces hold items
+    (``cfg_rt! { … }``, a configuration wrapper) reduced to its items: the ``name! {`` and
+    the closing ``}`` blanked, newlines kept, so every row and column stays where it was.
+    None when there is no such call. The grammar reads a macro's body as tokens, so the
+    functions inside were no definitions: tokio's ``spawn``, ``spawn_blocking`` and
+    ``block_in_place`` had no symbol. Only the parse reads the blanked bytes."""
+    out, tree, changed = bytearray(source), None, False
+    node = root
+    for _ in range(_MAX_PASSES):
+        wrappers = [c for c in node.children if c.type == "macro_invocation" and _holds_items(out, c)]
+        if not wrappers:
+            break
+        for call in wrappers:
+            body = call.children[-1]
+            opening = body.start_byte + 1
+            out[call.start_byte : opening] = bytes(
+                b if b == 0x0A else 0x20 for b in out[call.start_byte : opening]
+            )
+            out[body.end_byte - 1] = 0x20
+        changed = True
+        tree = parse(bytes(out))
+        node = tree.root_node
+    if not changed or tree is None or error_count(tree.root_node) > error_count(root):
+        return None
+    return tree
+
+
+def _holds_items(source: bytearray, call: Node) -> bool:
+    """Braces that open on items and hold no ``$name`` (a macro's own template does)."""
+    body = call.children[-1] if call.children else None
+    if body is None or body.type != "token_tree" or source[body.start_byte : body.start_byte + 1] != b"{":
+        return False
+    text = bytes(source[body.start_byte : body.end_byte])
+    return _ITEMS_INSIDE.match(text) is not None and _METAVARIABLE.search(_without_macro_rules(text)) is None
+
+
+def _without_macro_rules(text: bytes) -> bytes:
+    """``text`` without the bodies of the ``macro_rules!`` it defines (their ``$x`` are theirs)."""
+    out, i = bytearray(), 0
+    while (start := text.find(b"macro_rules!", i)) >= 0:
+        out += text[i:start]
+        opening = min((j for j in (text.find(b"{", start), text.find(b"(", start)) if j >= 0), default=-1)
+        if opening < 0:
+            return bytes(out)
+        close, depth, j = {ord("{"): ord("}"), ord("("): ord(")")}[text[opening]], 0, opening
+        while j < len(text):
+            if text[j] == text[opening]:
+                depth += 1
+            elif text[j] == close:
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        i = j + 1
+    return bytes(out + text[i:])

@@ -17,7 +17,7 @@ from codesift.indexer.model import EdgeKind
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import MatchType, SearchRequest
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.store import EDGES
+from codesift.indexer.store import EDGES, SYMBOLS
 from codesift.indexer.sync import index_workspace, open_store
 
 from ..conftest import write_workspace
@@ -269,3 +269,68 @@ def test_cli_callees_says_1_candidate_and_2_candidates(tmp_path: Path, embedder:
     # `x` and `y` are parameters of unknown type: their calls are written `?.save`, `?.load`
     assert "?.save (unresolved, 1 candidate) line 2" in out
     assert "?.load (unresolved, 2 candidates) line 3" in out
+
+
+def test_java_overloads_keep_their_own_callers_through_the_index(tmp_path: Path, embedder: Embedder) -> None:
+    """Argument counts and parameter counts go through the store (``edges.args``,
+    ``symbols.arity``): `callers` of each overload lists only the calls that take it."""
+    source = (
+        "package a;\nclass Buf {\n    Buf add(int x) { return this; }\n"
+        "    Buf add(String s, int n) { return this; }\n"
+        '    void run(Buf b) {\n        b.add(1);\n        b.add("x", 2);\n    }\n}\n'
+    )
+    root = write_workspace(tmp_path / "ws", {"src/a/Buf.java": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    g = graph_of(root)
+    one, two = sorted(g.find("Buf.add"), key=lambda s: s.selection_range.start.line)
+    assert [c.from_ranges[0].start.line for c in callers(g, one)] == [6]
+    assert [c.from_ranges[0].start.line for c in callers(g, two)] == [7]
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "callees", "Buf.run", "--root", str(root)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "Buf.add Buf.java:3 line 6" in out.replace("src/a/", "")
+    assert "Buf.add Buf.java:4 line 7" in out.replace("src/a/", "")
+
+
+def test_an_index_of_the_previous_schema_answers_graph_questions_until_its_rebuild(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """An index written before `symbols.arity` / `symbols.partial` / `edges.args` (schema 4)
+    still answers callers and symbols (any argument count, no partial type) until the next
+    `codesift index` rebuilds it; before, `codesift callers` stopped with a KeyError."""
+    root = write_workspace(tmp_path / "ws", {"m.py": "def f():\n    g()\n\n\ndef g():\n    pass\n"})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    store = open_store(root, load_settings(root))
+    store.table(SYMBOLS).drop_columns(["arity", "partial"])
+    store.table(EDGES).drop_columns(["args"])
+    g = Graph(open_store(root, load_settings(root)))
+    (target,) = g.find("g")
+    assert [c.caller.qualified_name for c in callers(g, target) if c.caller] == ["f"]
+    out = subprocess.run(
+        [sys.executable, "-m", "codesift.server.cli", "callers", "g", "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "← f m.py:1 line 2" in out.stdout, out.stderr
+
+
+def test_cli_callers_with_none_resolved_says_which_unresolved_calls_may_be_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """`put(1)` between `put(int)` and `put(String)` is unresolved: `callers` of either says
+    0 callers and that 1 unresolved call may be it, instead of a silent 0."""
+    source = (
+        "package a;\nclass Two {\n    void put(int x) {}\n    void put(String s) {}\n"
+        "    void run() { put(1); }\n}\n"
+    )
+    root = write_workspace(tmp_path / "ws", {"src/a/Two.java": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    run = [sys.executable, "-m", "codesift.server.cli", "callers", "Two.put", "--root", str(root)]
+    plain = subprocess.run(run, capture_output=True, text=True)
+    assert plain.returncode == 1
+    assert plain.stdout.count("— 0 callers (1 unresolved call may be it: --unresolved lists them)") == 2
+    listed = subprocess.run([*run, "--unresolved"], capture_output=True, text=True)
+    assert listed.returncode == 0 and listed.stdout.count("line 5 (unresolved: a candidate)") == 2

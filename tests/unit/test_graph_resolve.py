@@ -750,3 +750,117 @@ def test_a_local_rebound_from_its_own_method_call_is_unresolved_not_a_crash() ->
     assert caller_names(g, "Res.__enter__") == set()
     assert not call_edge(g, "m.py", "r.__enter__").to_symbol
     assert caller_names(g, "Res.close") == set()
+
+
+PARTIAL = {
+    "Reader.cs": """namespace Lib {
+public partial class Reader : Base {
+    public void Read() { Skip(); }
+}
+}
+""",
+    "Reader.Async.cs": """namespace Lib {
+public partial class Reader : IAsync {
+    public void Skip() {}
+    public void ReadAsync() { Read(); }
+}
+}
+""",
+    "Use.cs": """namespace Lib {
+public class Base {}
+public interface IAsync {}
+public class Use {
+    public void Run(Reader r) { r.Read(); r.Skip(); }
+}
+}
+""",
+}
+
+
+def test_csharp_partial_class_parts_are_one_type() -> None:
+    """`partial class Reader` in two files: one type with the members and bases of both
+    (before, two definitions of one name: every reference to it stayed unresolved)."""
+    g = graph_of(PARTIAL)
+    parts = g.find("Lib.Reader")
+    assert sorted(p.path for p in parts) == ["Reader.Async.cs", "Reader.cs"] and all(p.partial for p in parts)
+    assert not one(g, "Lib.Use").partial
+    assert caller_names(g, "Lib.Reader.Skip") == {"Lib.Reader.Read", "Lib.Use.Run"}
+    assert caller_names(g, "Lib.Reader.Read") == {"Lib.Reader.ReadAsync", "Lib.Use.Run"}
+    for part in parts:
+        assert {m.name for m in g.resolver.own_members(part)} == {"Read", "Skip", "ReadAsync"}
+        assert [i.symbol.qualified_name for i in implementations(g, one(g, "Lib.Base")) if i.symbol] == [
+            "Lib.Reader"
+        ]
+    assert [i.symbol.qualified_name for i in implementations(g, one(g, "Lib.IAsync")) if i.symbol] == [
+        "Lib.Reader"
+    ]
+    # the parameter type `Reader` resolves to the type, whichever part is asked about
+    for part in parts:
+        assert {r.location.path for r in references(g, part)} == {"Use.cs"}
+
+
+def test_csharp_a_property_named_as_its_type_has_the_type_as_its_type() -> None:
+    """C#'s "Color Color": in `private Encoder Encoder { get; }` the type is the class, and
+    `Encoder.Encode()` calls the class's method through the property (before, the type
+    position named the property itself, and the call stayed unresolved)."""
+    g = graph_of(
+        {
+            "Encoder.cs": "namespace Lib {\npublic class Encoder {\n    public void Encode() {}\n}\n}\n",
+            "Writer.cs": (
+                "namespace Lib {\npublic class Writer {\n    private Encoder Encoder { get; }\n"
+                "    public void Write() { Encoder.Encode(); }\n}\n}\n"
+            ),
+        }
+    )
+    (ref,) = [e for e in g.snapshot.edges_of("Writer.cs") if e.kind is EdgeKind.REFERENCE]
+    assert g.resolver.resolve(ref).symbol == one(g, "Lib.Encoder")
+    assert caller_names(g, "Lib.Encoder.Encode") == {"Lib.Writer.Write"}
+
+
+@pytest.mark.parametrize(
+    ("lang", "files"),
+    [
+        (
+            "csharp",
+            {
+                "W.cs": "namespace L {\npublic class W { public void Flush() {} }\n}\n",
+                "Base.cs": "namespace L {\npublic class Base { protected W _inner; }\n}\n",
+                "U.cs": (
+                    "namespace L {\npublic class U : Base {\n    private W _writer;\n"
+                    "    private System.Collections.Generic.List<W> W;\n"
+                    "    public void A() { _writer.Flush(); }\n"
+                    "    public void B() { _inner.Flush(); }\n"
+                    "    public void C() { Run(_writer => _writer.Flush()); }\n"
+                    "    public void D() { W.Flush(); }\n}\n}\n"
+                ),
+            },
+        ),
+        (
+            "java",
+            {
+                "src/l/W.java": "package l;\npublic class W { public void flush() {} }\n",
+                "src/l/Base.java": "package l;\npublic class Base { protected W _inner; }\n",
+                "src/l/U.java": (
+                    "package l;\npublic class U extends Base {\n    private W _writer;\n"
+                    "    public void a() { _writer.flush(); }\n"
+                    "    public void b() { _inner.flush(); }\n"
+                    "    public void c() { run(_writer -> _writer.flush()); }\n}\n"
+                ),
+            },
+        ),
+    ],
+)
+def test_a_field_written_without_this_is_the_field(lang: str, files: dict[str, str]) -> None:
+    """`_writer.Flush()` in a method is `this._writer.Flush()` (a field of the class, or of a
+    base); a lambda parameter of that name shadows it, and (C#) a field whose type is not
+    stated (a generic list named `W`) is the field still, never the class `W`."""
+    g = graph_of(files)
+    path = next(p for p in files if "/U." in p or p.startswith("U."))
+    got = {}
+    for e in g.snapshot.edges_of(path):
+        if e.kind is EdgeKind.CALL and e.to_name.lower().endswith("flush"):
+            r = g.resolver.resolve(e)
+            got[e.from_symbol.rsplit(".", 1)[-1].lower()] = r.symbol.qualified_name if r.symbol else None
+    flush = "L.W.Flush" if lang == "csharp" else "W.flush"
+    want = {"a": flush, "b": flush, "c": None} | ({"d": None} if lang == "csharp" else {})
+    assert got == want

@@ -760,11 +760,19 @@ JAVA = {
 }
 
 
+def written(to_name: str, call: str) -> bool:
+    """An edge written ``call``, or ``?.rest`` when the first name is a local the code does not
+    type (Java, C#, Kotlin, Python: it never names a definition outside the function)."""
+    return to_name == call or ("." in call and to_name == "?." + call.partition(".")[2])
+
+
 def java_call(body: str, call: str, fields: str = "") -> str | None:
     code = f"package a;\nclass Use {{\n{fields}    <T> void m(Foo f) {{\n{body}    }}\n}}\n"
     g = graph_of({**JAVA, "src/a/Use.java": code})
     (edge,) = [
-        e for e in g.snapshot.edges_of("src/a/Use.java") if e.kind is EdgeKind.CALL and e.to_name == call
+        e
+        for e in g.snapshot.edges_of("src/a/Use.java")
+        if e.kind is EdgeKind.CALL and written(e.to_name, call)
     ]
     r = g.resolver.resolve(edge)
     return r.symbol.qualified_name if r.symbol is not None else None
@@ -1048,7 +1056,7 @@ def kotlin_call(body: str, call: str) -> str | None:
     )
     g = graph_of({"src/a/Lib.kt": KOTLIN_LIB, "src/a/Use.kt": code})
     (edge,) = [
-        e for e in g.snapshot.edges_of("src/a/Use.kt") if e.kind is EdgeKind.CALL and e.to_name == call
+        e for e in g.snapshot.edges_of("src/a/Use.kt") if e.kind is EdgeKind.CALL and written(e.to_name, call)
     ]
     r = g.resolver.resolve(edge)
     assert r.symbol is not None or r.candidates, call
@@ -1104,7 +1112,9 @@ def csharp_call(body: str, call: str) -> str | None:
         f"        void M<T>(Foo f, Foo? g, T t) {{\n{body}        }}\n    }}\n}}\n"
     )
     g = graph_of({"src/Lib.cs": CSHARP_LIB, "src/Use.cs": code})
-    (edge,) = [e for e in g.snapshot.edges_of("src/Use.cs") if e.kind is EdgeKind.CALL and e.to_name == call]
+    (edge,) = [
+        e for e in g.snapshot.edges_of("src/Use.cs") if e.kind is EdgeKind.CALL and written(e.to_name, call)
+    ]
     r = g.resolver.resolve(edge)
     assert r.symbol is not None or r.candidates, call
     return r.symbol.qualified_name if r.symbol is not None else None

@@ -630,3 +630,118 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     calls = [e for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "_impl"]
     assert [(e.line, e.column, e.from_symbol) for e in calls] == [(11, 11, "_name")]
     assert "{}" not in "".join(c.text for c in result.chunks)
+
+
+def test_cpp_definition_after_a_lone_macro_line_is_a_symbol() -> None:
+    """abseil's headers open with `ABSL_NAMESPACE_BEGIN` on a line of its own; the grammar,
+    which does not expand macros, read it as the return type of `class Notification {…}`
+    (one function named `Notification`, the class and its members no symbols). The lone
+    macro lines are blanked for the parse: the class and its members are symbols at their
+    own lines and columns, and the chunks' text is still the source's."""
+    source = (
+        "#include <atomic>\n\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n\n"
+        "class Notification {\n public:\n  void Notify();\n  bool HasBeenNotified() const {\n"
+        "    return notified_;\n  }\n\n private:\n  bool notified_;\n};\n\n"
+        "ABSL_NAMESPACE_END\n}  // namespace absl\n"
+    )
+    result = parse("cpp", source)
+    where = {
+        s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where["absl.Notification"] == (SymbolKind.CLASS, 6, 6)
+    assert where["absl.Notification.HasBeenNotified"][0] is SymbolKind.METHOD
+    assert not result.had_errors
+    assert "ABSL_NAMESPACE_BEGIN" in "".join(c.text for c in result.chunks)
+
+
+def test_c_lone_macro_lines_that_parse_already_are_left_alone() -> None:
+    """A file the grammar reads without errors is parsed as written, and a line continuing
+    a `#define` is never blanked."""
+    source = "#define WRAP(x) \\\n  DO_IT\n\nint main(void) {\n  return 0;\n}\n"
+    result = parse("c", source)
+    assert [(s.name, s.kind) for s in result.symbols] == [("main", SymbolKind.FUNCTION)]
+    assert not result.had_errors
+
+
+def test_haskell_definitions_are_symbols_with_their_signatures() -> None:
+    """tree-sitter-haskell keeps a module's definitions under one `declarations` node, so
+    every Haskell file was blocks with no symbol (pandoc, xmonad). Functions, data types,
+    classes and instance members are definitions now; a signature and Haddock comment
+    above a function are in its chunk, and a further equation is no second symbol."""
+    source = (
+        "module XMonad.Core (X, runX) where\n\nimport Data.Maybe (fromMaybe)\n\n"
+        "-- | The state of the window manager.\ndata XState = XState\n"
+        "    { windowset :: !WindowSet\n    , mapped    :: !(S.Set Window)\n    }\n\n"
+        "-- | Run the X monad.\nrunX :: XConf -> XState -> X a -> IO (a, XState)\n"
+        "runX c st (X a) = runStateT (runReaderT a c) st\nrunX _ _ _ = undefined\n\n"
+        "class Default a where\n    def :: a\n\ninstance Default Int where\n    def = 0\n"
+    )
+    result = parse("haskell", source)
+    assert [(s.qualified_name, s.kind, s.selection_range.start.line) for s in result.symbols] == [
+        ("XState", SymbolKind.STRUCT, 6),
+        ("runX", SymbolKind.FUNCTION, 13),
+        ("Default", SymbolKind.INTERFACE, 16),
+        ("Default.def", SymbolKind.METHOD, 20),
+    ]
+    run_x = next(c for c in result.chunks if c.symbol == "runX")
+    assert (run_x.start_line, run_x.kind) == (11, ChunkKind.FUNCTION)
+    assert "runX :: XConf" in run_x.text
+    assert not result.had_errors
+
+
+def test_elixir_modules_and_functions_are_symbols() -> None:
+    """Elixir defines by calls (`defmodule`, `def`), which the generic mapping took for
+    statements: every Elixir file was blocks with no symbol (ecto, plug). A module is
+    named by its last part inside the rest (`Plug.Conn` is Conn in Plug), its functions
+    are named through a `when` guard, `@doc` / `@spec` above a function are in its chunk,
+    and a further clause is no second symbol."""
+    source = (
+        'defmodule Plug.Conn do\n  @moduledoc "The connection."\n  alias Plug.Conn.Unfetched\n\n'
+        '  @doc "Assigns a value."\n  @spec assign(t, atom, term) :: t\n'
+        "  def assign(%Conn{assigns: assigns} = conn, key, value) when is_atom(key) do\n"
+        "    %{conn | assigns: Map.put(assigns, key, value)}\n  end\n\n"
+        "  defp run(conn, []), do: conn\n  defp run(conn, [h | t]), do: run(h.(conn), t)\n\n"
+        "  defprotocol Adapter do\n    def send_resp(payload, status)\n  end\nend\n"
+    )
+    result = parse("elixir", source)
+    assert [(s.qualified_name, s.name, s.kind, s.selection_range.start.line) for s in result.symbols] == [
+        ("Plug.Conn", "Conn", SymbolKind.MODULE, 1),
+        ("Plug.Conn.assign", "assign", SymbolKind.FUNCTION, 7),
+        ("Plug.Conn.run", "run", SymbolKind.FUNCTION, 11),
+        ("Plug.Conn.Adapter", "Adapter", SymbolKind.INTERFACE, 14),
+        ("Plug.Conn.Adapter.send_resp", "send_resp", SymbolKind.FUNCTION, 15),
+    ]
+    assign = next(c for c in result.chunks if c.symbol == "Plug.Conn.assign")
+    assert (assign.start_line, assign.kind) == (5, ChunkKind.FUNCTION)
+    assert "@spec assign" in assign.text
+    assert not result.had_errors
+
+
+def test_rust_items_inside_a_configuration_macro_are_symbols() -> None:
+    """tokio wraps items in `cfg_rt! { … }`; the grammar reads a macro's braces as tokens,
+    so `spawn_blocking` and `block_in_place` were no symbols. A top-level macro call whose
+    braces open on items is read as its items (nested wrappers too, and a `macro_rules!`
+    among them), at their own lines and columns; a macro whose braces hold a template
+    (`$t`) outside a `macro_rules!` is left as it is."""
+    source = (
+        "use crate::task::JoinHandle;\n\ncfg_rt! {\n    /// Runs a blocking function.\n"
+        "    pub fn spawn_blocking<F>(f: F) -> JoinHandle<F> {\n        todo!()\n    }\n\n"
+        "    cfg_net! {\n        pub(crate) fn block_in_place() {}\n    }\n}\n\n"
+        "impl_num! {\n    impl Num for $t { fn zero() -> Self { 0 } }\n}\n\n"
+        "cfg_io! {\n    /// Readers.\n    macro_rules! read_impl {\n        ($name:ident) => {};\n    }\n"
+        "    pub trait AsyncReadExt {}\n}\n"
+    )
+    result = parse("rust", source)
+    where = {
+        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where == {
+        "spawn_blocking": (5, 11),
+        "block_in_place": (10, 22),
+        "read_impl": (20, 17),
+        "AsyncReadExt": (23, 14),
+    }
+    assert not result.had_errors
+    assert "cfg_rt! {" in "".join(c.text for c in result.chunks)

@@ -1,0 +1,299 @@
+"""What a Python statement binds: assignment targets, ``with`` items, loop variables,
+parameters and their defaults, each as a :class:`.bindings._Binding` (the value a name
+holds). :mod:`.python_bindings` walks a file's scopes and calls these per statement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from tree_sitter import Node
+
+from .base import node_text
+from .bindings import (
+    _NONE,
+    _UNKNOWN,
+    CALLED,
+    ITEMS,
+    PART,
+    VALUES,
+    _Binding,
+    annotated,
+)
+from .python_narrowing import _guarded
+from .python_types import (
+    _callee,
+    _class_of,
+    _dotted,
+    _item_type,
+    _named,
+    _type_name,
+    _value_type,
+)
+
+
+def _names(target: Node) -> list[str]:
+    """The names a binding target binds: ``x``, ``self.x``; tuples and stars unpacked;
+    subscripts and other attributes bind no name."""
+    t = target.type
+    if t == "identifier":
+        return [node_text(target)]
+    if t == "attribute":
+        obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
+        if obj is not None and attr is not None and obj.type == "identifier" and node_text(obj) == "self":
+            return [f"self.{node_text(attr)}"]
+        return []
+    if t in ("subscript", "call", "string", "integer", "none", "true", "false"):
+        return []
+    out: list[str] = []
+    for child in target.named_children:
+        out += _names(child)
+    return out
+
+
+Bind = Callable[..., None]  # (scope, target, binding[, the items' binding])
+
+
+def _value_binding(value: Node | None) -> _Binding:
+    if value is not None and value.type == "none":
+        return _NONE
+    callee = _callee(value)
+    if callee is not None and node_text(callee) in _CASTS:  # `t.cast(Group, v)`: a Group
+        args = value.child_by_field_name("arguments") if value is not None else None
+        first = args.named_children[0] if args is not None and args.named_child_count else None
+        ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
+        return _Binding("val", first) if ok else _UNKNOWN
+    return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+_CASTS = frozenset({"cast", "t.cast", "typing.cast"})
+
+
+def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
+    left = node.child_by_field_name("left")
+    if left is None:
+        return
+    declared = node.child_by_field_name("type")
+    target = _type_name(declared)
+    if target is not None:
+        made = _UNKNOWN if _named(declared) else annotated(_class_of(declared))
+        bind(scope, left, _Binding("ann", target), call=made)
+        return
+    if declared is not None:  # `x: list[Foo] = …`: no class we name, but its items are Foos
+        items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
+        bind(scope, left, _UNKNOWN, items, values=values)
+        return
+    if left.type not in ("identifier", "attribute"):
+        callee = _callee(node.child_by_field_name("right"))
+        targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+        if callee is not None and targets and all(t.type == "identifier" for t in targets):
+            for i, target in enumerate(targets):  # `a, b = f()`: the parts of f's `-> tuple[A, B]`
+                bind(scope, target, _Binding("part", callee, suffix=f"{PART}{i}"))
+            return
+        bind(scope, left, _UNKNOWN)  # other unpacking: nothing typed
+        return
+    right = node.child_by_field_name("right")
+    top = node.parent is not None and node.parent.type == "module"
+    named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
+    if top and left.type == "identifier" and named and right is not None:
+        bind(scope, left, _Binding("is", right))  # `Charset = _charset.Charset`: an alias
+        return
+    if scope in classes and left.type == "identifier" and named and right is not None:
+        # a class body's `maker = Foo`: the class Foo (a reference edge); calling it makes a Foo
+        bind(scope, left, _Binding("val", right), call=_Binding("val", right))
+        return
+    if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
+        # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
+        copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
+        bind(scope, left, *copies)
+        return
+    owner = scope.rpartition(".")[0]
+    attr = right.child_by_field_name("attribute") if right is not None and right.type == "attribute" else None
+    if attr is not None and right is not None and _names(right) and owner in classes and scope not in classes:
+        # `response = self.__response` in a method: what the class's attribute holds
+        held = (_Binding("copy", attr, "attr:" + owner, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
+        bind(scope, left, *held)
+        return
+    looked_up = _looked_up(right, scope, classes)
+    if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
+        bind(scope, left, looked_up)
+        return
+    value = _value_binding(right)
+    bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
+
+
+def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """A copy of the values of the mapping ``node`` names: a name of the scope, or a
+    ``self`` attribute in a method of its class."""
+    if node is None:
+        return None
+    if node.type == "identifier" and node_text(node) != "self":
+        return _Binding("copy", node, scope, VALUES)
+    owner = scope.rpartition(".")[0]
+    attr = node.child_by_field_name("attribute") if node.type == "attribute" else None
+    if attr is not None and _names(node) and owner in classes:
+        return _Binding("copy", attr, "attr:" + owner, VALUES)
+    return None
+
+
+def _looked_up(value: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """``d[k]`` or ``d.get(k)`` (one argument): one of the values of ``d``."""
+    if value is None or not scope:
+        return None
+    if value.type == "subscript" and len(value.children_by_field_name("subscript")) == 1:
+        return _mapping(value.child_by_field_name("value"), scope, classes)
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments")
+    if fn is None or fn.type != "attribute" or args is None or args.type != "argument_list":
+        return None
+    attr = fn.child_by_field_name("attribute")
+    one = len(args.named_children) == 1 and args.named_children[0].type not in _NOT_POSITIONAL
+    if attr is None or node_text(attr) != "get" or not one:
+        return None
+    return _mapping(fn.child_by_field_name("object"), scope, classes)
+
+
+def _with(item: Node, scope: str, bind: Bind) -> None:
+    pattern = item.child_by_field_name("value")
+    if pattern is None or pattern.type != "as_pattern":
+        return
+    target = next((c for c in pattern.named_children if c.type == "as_pattern_target"), None)
+    if target is None:
+        return
+    value = pattern.named_children[0] if pattern.named_child_count else None
+    callee = _callee(value)
+    bind(scope, target, _Binding("with", callee) if callee is not None else _UNKNOWN)
+
+
+def annotated_items(target: Node | None) -> _Binding:
+    """The items' binding of a container annotation: their class, or untyped."""
+    return _Binding("ann", target) if target is not None else _UNKNOWN
+
+
+def _loop(node: Node, scope: str, bind: Bind, classes: Collection[str]) -> None:
+    """``for x in …`` (a statement or a comprehension's clause): ``x`` is an item of a call's
+    result (``self.get_params(ctx)``: its return annotation's items), of a name or of the
+    class's attribute (``self.params``: their annotations' items); ``for i, x in
+    enumerate(…)`` over the same, ``x`` such an item. Anything else, another tuple target or
+    ``async for``, leaves the names untyped."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None:
+        return
+    if right is None or any(c.type == "async" for c in node.children):
+        bind(scope, left, _UNKNOWN)
+        return
+    if left.type == "identifier":
+        bind(scope, left, _item_binding(right, scope, classes))
+        return
+    pair = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
+    names = all(n.type == "identifier" for n in pair)
+    over = _enumerated(right)
+    if over is not None and len(pair) == 2 and names:
+        bind(scope, pair[0], _UNKNOWN)  # the index
+        bind(scope, pair[1], _item_binding(over, scope, classes))
+        return
+    callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    method = node_text(callee).rsplit(".", 1)[-1] if callee is not None and callee.type == "attribute" else ""
+    if mapping is not None and method == "items" and len(pair) == 2 and names:  # `for k, v in d.items()`
+        bind(scope, pair[0], _UNKNOWN)
+        bind(scope, pair[1], mapping)
+        return
+    if callee is not None and len(pair) > 1 and names:  # `for a, b in f()`: the parts of its items
+        for i, target in enumerate(pair):
+            bind(scope, target, _Binding("in", callee, suffix=f"{PART}{i}"))
+        return
+    bind(scope, left, _UNKNOWN)
+
+
+def _enumerated(value: Node) -> Node | None:
+    """``xs`` of ``enumerate(xs)`` (one positional argument), else None."""
+    fn = value.child_by_field_name("function") if value.type == "call" else None
+    args = value.child_by_field_name("arguments") if fn is not None else None
+    if fn is None or args is None or node_text(fn) != "enumerate" or args.type != "argument_list":
+        return None
+    inner = args.named_children
+    return inner[0] if len(inner) == 1 and inner[0].type not in _NOT_POSITIONAL else None
+
+
+_NOT_POSITIONAL = frozenset(
+    {"keyword_argument", "list_splat", "dictionary_splat", "parenthesized_expression"}
+)
+
+
+def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding:
+    """What iterating ``right`` gives, where the code states it: an item of a call's result,
+    of a name, of a ``self`` attribute of the method's class."""
+    callee = _callee(right)
+    mapping = _mapping(callee.child_by_field_name("object"), scope, classes) if callee is not None else None
+    if mapping is not None and node_text(callee).endswith(".values"):  # `for v in d.values()`
+        return mapping
+    if callee is not None:
+        return _Binding("in", callee)
+    if right.type == "identifier":
+        return _Binding("copy", right, scope, ITEMS)
+    if right.type == "attribute" and _names(right) and scope.rpartition(".")[0] in classes:
+        owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
+        attr = right.child_by_field_name("attribute")
+        return _Binding("copy", attr, owner, ITEMS) if attr is not None else _UNKNOWN
+    return _UNKNOWN
+
+
+def _parameters(params: Node, scope: str, bind: Bind) -> None:
+    guarded = _guarded(params.parent)
+    where = _where(params.parent)
+    for p in params.named_children:
+        if p.type == "identifier":
+            if node_text(p) not in guarded:
+                bind(scope, p, _UNKNOWN)
+        elif p.type in ("typed_parameter", "typed_default_parameter"):
+            name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
+            if name is None:
+                continue
+            declared = p.child_by_field_name("type")
+            target = _type_name(declared)
+            plain = name.type == "identifier"
+            if not plain or _named(declared):  # `ctx: Context`, the common case: nothing more
+                bind(scope, name, annotated(target) if plain else _UNKNOWN)
+                continue
+            items = annotated_items(_item_type(declared))
+            made, values = annotated(_class_of(declared)), annotated(_value_type(declared))
+            bind(scope, name, annotated(target), items, made, values)
+        elif p.type == "default_parameter":
+            name = p.child_by_field_name("name")
+            if name is not None:
+                value = p.child_by_field_name("value")
+                bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
+        else:  # *args, **kwargs
+            bind(scope, p, _UNKNOWN)
+
+
+def _default_binding(value: Node | None, top: bool) -> _Binding:
+    """What an unannotated parameter's default states, as pyright infers it: a call's result
+    (``c=Context()``, ``c=make()``) or, in a function or method at the top of the module, a
+    module-level variable written as a name (``policy=compat32``: a reference edge, typed by
+    what that variable's module binds it to, here or imported). ``None``, any other value,
+    or a name in a nested function's default (its outer function's names are seen there):
+    untyped. A method's default named like a name its class binds: see :func:`_unshadowed`;
+    a method of a class with bases: see :func:`_where`."""
+    if value is not None and value.type == "identifier" and top and node_text(value) != "self":
+        return _Binding("holds", value)
+    b = _value_binding(value)
+    return b if b.how in ("call", "val") else _UNKNOWN
+
+
+def _where(function: Node | None) -> str:
+    """Where a ``def`` is, for its defaults: "top" (a statement of the module, or a method of
+    a class at the module's top: the names its defaults see are the module's and that
+    class's), "derived" (a method of a class with bases: pyright gives an unannotated
+    parameter the annotation of a base's method of the same name first, which may be in
+    any file), "" (nested in a function or another class)."""
+    parent = function.parent if function is not None else None
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    if parent is not None and parent.type == "block" and parent.parent is not None:
+        cls = parent.parent
+        if cls.type != "class_definition" or _where(cls) != "top":
+            return ""
+        bases = cls.child_by_field_name("superclasses")
+        return "derived" if bases is not None and bases.named_child_count else "top"
+    return "top" if parent is not None and parent.type == "module" else ""
