@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
+from functools import partial
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -45,12 +46,17 @@ class AnswerCache(Generic[V]):
         return self._compute(key, compute, mine)
 
     def share(
-        self, key: Hashable, compute: Callable[[], V], submit: Callable[[Callable[[], V]], object]
+        self,
+        key: Hashable,
+        compute: Callable[[], V | Future[V]],
+        submit: Callable[[Callable[[], None]], object],
     ) -> Future[V]:
         """The answer for ``key`` as a future, without blocking: remembered (done), being
         computed for another asker (shared), or handed to ``submit`` (a thread pool's) now.
         An asker that waits holds no worker thread: in a burst, the copies of a slow
-        question used to take every worker and queue answered questions behind them."""
+        question used to take every worker and queue answered questions behind them.
+        ``compute`` may hand the rest of its work to a later job: it returns that job's
+        future, and the answer is that future's result."""
         with self._lock:
             if key in self._done:
                 self._done.move_to_end(key)
@@ -63,7 +69,7 @@ class AnswerCache(Generic[V]):
             mine: Future[V] = Future()
             self._running[key] = mine
         try:
-            submit(lambda: self._compute(key, compute, mine))
+            submit(lambda: self._compute_shared(key, compute, mine))
         except BaseException as exc:  # a pool shut down: nobody will compute it
             with self._lock:
                 self._running.pop(key, None)
@@ -74,17 +80,45 @@ class AnswerCache(Generic[V]):
         try:
             value = compute()
         except BaseException as exc:
-            with self._lock:
-                self._running.pop(key, None)
-            mine.set_exception(exc)
+            self._failed(key, mine, exc)
             raise
+        self._remember(key, mine, value)
+        return value
+
+    def _compute_shared(self, key: Hashable, compute: Callable[[], V | Future[V]], mine: Future[V]) -> None:
+        try:
+            value = compute()
+        except BaseException as exc:
+            self._failed(key, mine, exc)
+            raise
+        if isinstance(value, Future):  # the rest runs as a later job
+            value.add_done_callback(partial(self._rest_done, key, mine))
+        else:
+            self._remember(key, mine, value)
+
+    def _rest_done(self, key: Hashable, mine: Future[V], rest: Future[V]) -> None:
+        failure = CancelledError() if rest.cancelled() else rest.exception()
+        if failure is not None:
+            self._failed(key, mine, failure)
+        else:
+            self._remember(key, mine, rest.result())
+
+    def _failed(self, key: Hashable, mine: Future[V], exc: BaseException) -> None:
+        with self._lock:
+            self._running.pop(key, None)
+        if not mine.cancelled():
+            mine.set_exception(exc)
+
+    def _remember(self, key: Hashable, mine: Future[V], value: V) -> None:
         with self._lock:
             self._done[key] = value
             while len(self._done) > self._size:
                 self._done.popitem(last=False)
             self._running.pop(key, None)
-        mine.set_result(value)
-        return value
+        # a shared future an asker cancelled (pygls cancels the task awaiting it) is left
+        # cancelled: the answer is still remembered for the next asker
+        if not mine.cancelled():
+            mine.set_result(value)
 
     def peek(self, key: Hashable) -> V | None:
         """The remembered answer for ``key``, without waiting or computing."""

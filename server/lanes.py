@@ -21,10 +21,13 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
+from codesift.indexer.search.symbol_words import query_words
+
 V = TypeVar("V")
 
 NAME = 0  # a name lookup: answered first
-SEARCH = 1  # a question that runs a hybrid search
+WORDS = 1  # a few words, each looked up as a name (a search may follow, as a job of its own)
+SEARCH = 2  # a hybrid search: a sentence, or the search part of a question
 
 
 class Lanes:
@@ -81,5 +84,9 @@ class Lanes:
 
 
 def priority_of(query: str) -> int:
-    """A query with a space reads as words: a hybrid search. Anything else is a name."""
-    return SEARCH if " " in query.strip() else NAME
+    """A query without a space is a name; a few words are names by words; a longer
+    sentence is a hybrid search."""
+    query = query.strip()
+    if " " not in query:
+        return NAME
+    return WORDS if query_words(query) else SEARCH

@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 # One read(2) takes at most this much of what the client has sent.
 READ_BYTES = 1 << 20
 
+# At most this much of what is queued goes out in one write (whole messages, in order).
+WRITE_BYTES = 1 << 20
+
 # How long ``close()`` waits for queued messages (the shutdown response among
 # them) to reach a client that is still reading.
 DRAIN_S = 5.0
@@ -59,16 +62,37 @@ class ThreadWriter:
         return done.wait(timeout)
 
     def _run(self) -> None:
-        while (data := self._queue.get()) is not None:
+        # Whatever is queued when the writer is free goes out in one write: each write
+        # gives up the GIL and takes it back after, and while a burst's questions are
+        # computed in worker threads, taking it back waited up to a switch interval
+        # (5 ms) per message.
+        queued = self._queue
+        while (data := queued.get()) is not None:
             if isinstance(data, threading.Event):
                 data.set()
                 continue
+            batch, size = [data], len(data)
+            after: bytes | threading.Event | None = b""  # what stopped the batch: b"" when nothing did
+            while size < WRITE_BYTES:
+                try:
+                    more = queued.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None or isinstance(more, threading.Event):
+                    after = more  # the end, or a drain: once what came before it is written
+                    break
+                batch.append(more)
+                size += len(more)
             try:
-                self._writer.write(data)
+                self._writer.write(batch[0] if len(batch) == 1 else b"".join(batch))
             except (OSError, ValueError) as exc:  # the client went away: drop what is left
                 self._broken = True
                 log.info("the client stopped reading (%s); dropping what is left to send", exc)
                 return
+            if after is None:
+                return
+            if isinstance(after, threading.Event):
+                after.set()
 
     def close(self) -> None:
         """Send what is queued (for at most ``DRAIN_S``), then close the stream."""

@@ -84,3 +84,45 @@ def test_a_shared_failure_reaches_every_asker_and_is_not_remembered() -> None:
             cache.share("q", broken, pool.submit).result(5)
         assert cache.peek("q") is None
         assert cache.share("q", lambda: 7, pool.submit).result(5) == 7
+
+
+def test_an_answer_whose_rest_runs_as_a_later_job_is_shared_until_the_rest_is_done() -> None:
+    # workspace/symbol: a question's names are found in one job and its search part,
+    # when it needs one, runs as a later job; askers wait for the whole answer.
+    cache: AnswerCache[str] = AnswerCache()
+    rests: list[Future[str]] = []
+
+    def names_then_rest() -> Future[str]:
+        rest: Future[str] = Future()
+        rests.append(rest)
+        return rest
+
+    def run_now(fn: Callable[[], object]) -> None:
+        fn()
+
+    first = cache.share("q", names_then_rest, run_now)
+    assert not first.done() and cache.peek("q") is None
+    assert cache.share("q", lambda: "again", run_now) is first  # still one computation
+    rests[0].set_result("names + search")
+    assert first.result(5) == "names + search" and cache.peek("q") == "names + search"
+    failing = cache.share("r", names_then_rest, run_now)
+    rests[1].set_exception(RuntimeError("search failed"))
+    with pytest.raises(RuntimeError):
+        failing.result(5)
+    assert cache.peek("r") is None  # a failure is not remembered
+
+
+def test_a_shared_future_cancelled_by_an_asker_leaves_the_answer_remembered() -> None:
+    cache: AnswerCache[int] = AnswerCache()
+    release = threading.Event()
+    jobs: list[Future[object]] = []
+    with ThreadPoolExecutor(1) as pool:
+
+        def submit(fn: Callable[[], object]) -> None:
+            jobs.append(pool.submit(fn))
+
+        shared = cache.share("q", lambda: 5 if release.wait(5) else 0, submit)
+        assert shared.cancel()  # an asker's task was cancelled while it waited
+        release.set()
+        assert jobs[0].exception(5) is None  # the computing job did not fail setting it
+    assert cache.peek("q") == 5

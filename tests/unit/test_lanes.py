@@ -9,7 +9,7 @@ from functools import partial
 
 import pytest
 
-from codesift.server.lanes import NAME, SEARCH, Lanes, priority_of
+from codesift.server.lanes import NAME, SEARCH, WORDS, Lanes, priority_of
 
 
 def test_names_waiting_run_before_searches_that_arrived_first_and_ties_keep_their_order() -> None:
@@ -57,9 +57,11 @@ def test_a_failing_job_fails_its_future_only_and_a_shut_pool_refuses() -> None:
     assert not lanes._heap  # the refused job is not left waiting
 
 
-def test_a_query_with_words_is_a_search_and_anything_else_a_name() -> None:
-    assert priority_of("read config file") == SEARCH
+def test_a_name_comes_before_a_few_words_and_a_sentence_last() -> None:
     assert priority_of(" Path ") == NAME and priority_of("os.path.join") == NAME
+    assert priority_of("read config file") == WORDS and priority_of("json loads") == WORDS
+    assert priority_of("where is the config file read from") == SEARCH
+    assert NAME < WORDS < SEARCH
 
 
 def test_a_search_waits_while_a_name_runs_even_with_a_worker_free() -> None:

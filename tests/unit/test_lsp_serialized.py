@@ -8,6 +8,19 @@ from pygls.protocol import LanguageServerProtocol
 from codesift.server.lsp import Serialized, create_server
 
 
+def frames_of(data: bytes) -> list[bytes]:
+    """The whole frames one write holds (the writer sends what is queued in one write),
+    each header and body; fails on a frame cut short."""
+    frames = []
+    while data:
+        header, sep, rest = data.partition(b"\r\n\r\n")
+        size = int(header.split(b"Content-Length: ", 1)[1].split(b"\r\n", 1)[0])
+        assert sep and len(rest) >= size, "a frame cut short"
+        frames.append(header + sep + rest[:size])
+        data = rest[size:]
+    return frames
+
+
 class _Raw:
     """Keeps every frame the protocol writes, as bytes (a fake transport: unit test only)."""
 
@@ -15,7 +28,7 @@ class _Raw:
         self.frames: list[bytes] = []
 
     def write(self, data: bytes) -> None:
-        self.frames.append(bytes(data))
+        self.frames.extend(frames_of(bytes(data)))
 
     def close(self) -> None:
         return None
