@@ -210,12 +210,17 @@ class Store:
 
     def query(self, name: str) -> AsyncQuery:
         """A query of a table on lancedb's async API, for the searches' hot paths: run it
-        with ``fetch``. The table is the same object (and caches) ``table`` reads."""
+        with ``fetch``. The table is the same object (and caches) ``table`` reads.
+
+        The query is built on the table's native handle without lancedb's table object:
+        given one, lancedb's ``to_arrow`` first reads the table's schema (a round trip
+        that checks for a newer version, ~0.3 ms a query) to look for blob columns, which
+        an index never has; the rows and their schema are the same without it."""
         tbl = self._table(name)
         if not isinstance(tbl, LanceTable):  # a local or s3:// index is always one
             raise StoreError(f"table {name!r} of {self.uri} cannot be queried asynchronously")
         inner: AsyncTable = tbl._table
-        return inner.query()
+        return AsyncQuery(inner._inner.query())
 
     def warm_vector_index(self, column: str = "vector") -> concurrent.futures.Future[None] | None:
         """Start reading ``column``'s vector index into LanceDB's cache, on LanceDB's own

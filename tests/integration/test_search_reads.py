@@ -1,21 +1,23 @@
-"""What a search reads back from the index: whole chunks, read a column at a time, and
+"""What a search reads back from the index: whole chunks, read a column at a time,
 each table's version checked once per search without ever hiding a commit from the
-next search (real LanceDB, real tree-sitter)."""
+next search, and no table schema (real LanceDB, real tree-sitter)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from lancedb.table import AsyncTable
 
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.model import Chunk, ChunkKind
+from codesift.indexer.rows import CHUNK_COLUMNS
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.keyword import bm25
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.store import CHUNKS, FILES, load_chunks
+from codesift.indexer.store import CHUNKS, FILES, fetch, load_chunks
 from codesift.indexer.sync import index_workspace, open_store
 
 from ..conftest import write_workspace
@@ -73,3 +75,33 @@ def test_a_search_checks_each_table_once_and_the_next_search_sees_a_new_commit(
     result = search(store, SearchRequest("quokka_marker", mode="bm25"), settings, root=root)
     assert result.hits and result.hits[0].chunk.symbol == "quokka_marker"
     assert not result.hits[0].stale  # the files table's new version was read for it
+
+
+def test_a_search_reads_no_table_schema_and_fetch_reads_lancedbs_own_rows(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    store = open_store(root, settings)
+    where = "path = 'app/upload.py'"
+    ours = fetch(store.query(CHUNKS).where(where).select(CHUNK_COLUMNS))
+    theirs = store.table(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
+    assert ours.num_rows > 0
+    assert ours.schema == theirs.schema
+    assert ours.sort_by("id").equals(theirs.sort_by("id"))
+    search(store, SearchRequest("retry failed uploads"), settings, root=root, embedder=embedder)  # warm
+    reads: list[str] = []
+    schema = AsyncTable.schema
+
+    async def counted(self: AsyncTable) -> object:
+        reads.append(self.name)
+        return await schema(self)
+
+    monkeypatch.setattr(AsyncTable, "schema", counted)
+    for mode in ("hybrid", "bm25", "vector"):
+        result = search(
+            store, SearchRequest("retry failed uploads", mode=mode), settings, root=root, embedder=embedder
+        )
+        assert result.hits
+    assert reads == []
