@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from lancedb.table import AsyncTable
 
+from codesift.indexer import uring
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.model import Chunk, ChunkKind
@@ -105,3 +106,24 @@ def test_a_search_reads_no_table_schema_and_fetch_reads_lancedbs_own_rows(
         )
         assert result.hits
     assert reads == []
+
+
+def test_an_index_read_through_io_uring_answers_as_one_read_the_plain_way(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    uring.available.cache_clear()
+    through = open_store(root, settings)
+    assert (through._read_uri is not None) == uring.available()
+    monkeypatch.setenv(uring.ENV, "0")
+    uring.available.cache_clear()
+    plain = open_store(root, settings)
+    uring.available.cache_clear()
+    assert plain._read_uri is None
+    for mode in ("hybrid", "bm25", "vector"):
+        request = SearchRequest("retry failed uploads", mode=mode)
+        a = search(through, request, settings, root=root, embedder=embedder)
+        b = search(plain, request, settings, root=root, embedder=embedder)
+        assert a.hits and [(h.chunk, h.score) for h in a.hits] == [(h.chunk, h.score) for h in b.hits]
