@@ -127,3 +127,14 @@ def test_an_index_read_through_io_uring_answers_as_one_read_the_plain_way(
         a = search(through, request, settings, root=root, embedder=embedder)
         b = search(plain, request, settings, root=root, embedder=embedder)
         assert a.hits and [(h.chunk, h.score) for h in a.hits] == [(h.chunk, h.score) for h in b.hits]
+
+
+def test_searches_read_the_plain_way_when_the_io_uring_connection_fails(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+    store._read_uri = uring.SCHEME + str(tmp_path / "nowhere")  # as a refused ring would fail
+    result = search(store, SearchRequest("retry upload", mode="bm25"), settings, root=root)
+    assert result.hits and result.hits[0].chunk.symbol == "retry_upload"
+    assert store._read_uri is None
