@@ -90,6 +90,43 @@ def mode_latency(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class ModeProfile:
+    """One mode's queries timed: wall and CPU milliseconds of each search, and each of
+    its steps' milliseconds as the search's report times them (``bm25``, ``semantic``,
+    ``grep`` — hybrid's exact source —, ``rank``, ``total``)."""
+
+    wall: list[float]
+    cpu: list[float]  # the process's CPU (every thread: LanceDB's own too)
+    steps: dict[str, list[float]]
+
+
+def mode_profile(
+    store: Store,
+    settings: Settings,
+    root: Path,
+    embedder: Embedder | None,
+    mode: SearchMode,
+    queries: Sequence[str],
+) -> ModeProfile:
+    """``mode_latency`` with the CPU each search took and its steps' times: where a
+    search's milliseconds go (one warm-up first)."""
+    run = {"settings": settings, "root": root, "embedder": embedder}
+    if queries:
+        search(store, SearchRequest(queries[0], mode=mode), **run)  # type: ignore[arg-type]
+    wall: list[float] = []
+    cpu: list[float] = []
+    steps: dict[str, list[float]] = {}
+    for q in queries:
+        t, c = time.perf_counter(), time.process_time()
+        result = search(store, SearchRequest(q, mode=mode), **run)  # type: ignore[arg-type]
+        cpu.append((time.process_time() - c) * 1000)
+        wall.append((time.perf_counter() - t) * 1000)
+        for step, ms in result.report.millis.items():
+            steps.setdefault(step, []).append(float(ms))
+    return ModeProfile(wall, cpu, steps)
+
+
 def symbol_latency(store: Store, names: Sequence[str]) -> list[float]:
     """Milliseconds of each workspace-symbol lookup (the name table loaded first)."""
     idx = SymbolIndex(store)

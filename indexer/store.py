@@ -72,6 +72,7 @@ from .rows import (
     vectors_to_arrow,
 )
 from .symtab import SymbolColumns
+from .uring import read_uri
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -169,6 +170,12 @@ class Store:
         except Exception as exc:
             raise StoreError(f"cannot open the index at {uri}: {exc}") from exc
         self._tables: dict[str, lancedb.table.Table] = {}
+        # The searches' queries (``query``) read a local index through io_uring, on a
+        # connection of their own that never writes (``uring``); None: through ``_db``.
+        self._read_uri = read_uri(uri)
+        self._reads: lancedb.DBConnection | None = None
+        self._read_tables: dict[str, lancedb.table.Table] = {}
+        self._reads_lock = threading.Lock()
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._meta: tuple[int, IndexMeta | None] | None = None
         self._file_stats: tuple[int, dict[str, tuple[int, int]]] | None = None
@@ -213,12 +220,38 @@ class Store:
 
     def query(self, name: str) -> AsyncQuery:
         """A query of a table on lancedb's async API, for the searches' hot paths: run it
-        with ``fetch``. The table is the same object (and caches) ``table`` reads."""
-        tbl = self._table(name)
+        with ``fetch``. The table is the same object (and caches) ``table`` reads.
+
+        The query is built on the table's native handle without lancedb's table object:
+        given one, lancedb's ``to_arrow`` first reads the table's schema (a round trip
+        that checks for a newer version, ~0.3 ms a query) to look for blob columns, which
+        an index never has; the rows and their schema are the same without it."""
+        tbl = self._read_table(name)
         if not isinstance(tbl, LanceTable):  # a local or s3:// index is always one
             raise StoreError(f"table {name!r} of {self.uri} cannot be queried asynchronously")
         inner: AsyncTable = tbl._table
-        return inner.query()
+        return AsyncQuery(inner._inner.query())
+
+    def _read_table(self, name: str) -> lancedb.table.Table:
+        """The table ``query`` reads: through io_uring on the reading connection when the
+        index has one, else the table ``table`` reads. Both see every commit."""
+        if self._read_uri is None:
+            return self._table(name)
+        tbl = self._read_tables.get(name)
+        if tbl is None:
+            plain = self._table(name)  # a missing table says so as it always has
+            with self._reads_lock:
+                try:
+                    if self._reads is None:
+                        self._reads = lancedb.connect(self._read_uri, read_consistency_interval=timedelta(0))
+                    tbl = self._read_tables.get(name) or self._reads.open_table(name)
+                    tbl.search().select([tbl.schema.names[0]]).limit(1).to_arrow()  # a row through the ring
+                except Exception as exc:  # io_uring refused past the probe (limits, filters)
+                    log.info("reading %s the plain way: io_uring failed (%s)", self.uri, exc)
+                    self._read_uri = None
+                    return plain
+                self._read_tables[name] = tbl
+        return tbl
 
     def warm_vector_index(self, column: str = "vector") -> concurrent.futures.Future[None] | None:
         """Start reading ``column``'s vector index into LanceDB's cache, on LanceDB's own
@@ -230,7 +263,7 @@ class Store:
         query for an axis vector, limit 1; a column without an index is left alone (its
         search is a full scan, with nothing to cache)."""
         try:
-            tbl = self._table(CHUNKS)
+            tbl = self._read_table(CHUNKS)
             if not isinstance(tbl, LanceTable):
                 return None
             return asyncio.run_coroutine_threadsafe(_warm(tbl._table, column), LOOP.loop)
@@ -267,6 +300,7 @@ class Store:
         The embedding caches survive: they are keyed by model and content hash.
         """
         self._tables.clear()
+        self._read_tables.clear()
         self._counts.clear()
         self._meta = None
         # meta first goes away, so a crash mid-rebuild is seen as "no index"; a
@@ -642,6 +676,7 @@ class Store:
     def drop_everything(self) -> None:
         """Delete the whole index directory (local) — used by `codesift index --rebuild`."""
         self._tables.clear()
+        self._read_tables.clear()
         self.cache.forget()
         if self.is_local:
             shutil.rmtree(self.uri, ignore_errors=True)

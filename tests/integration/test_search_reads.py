@@ -1,21 +1,24 @@
-"""What a search reads back from the index: whole chunks, read a column at a time, and
+"""What a search reads back from the index: whole chunks, read a column at a time,
 each table's version checked once per search without ever hiding a commit from the
-next search (real LanceDB, real tree-sitter)."""
+next search, and no table schema (real LanceDB, real tree-sitter)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from lancedb.table import AsyncTable
 
+from codesift.indexer import uring
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.model import Chunk, ChunkKind
+from codesift.indexer.rows import CHUNK_COLUMNS
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.keyword import bm25
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.settings import Settings, load_settings
-from codesift.indexer.store import CHUNKS, FILES, load_chunks
+from codesift.indexer.store import CHUNKS, FILES, fetch, load_chunks
 from codesift.indexer.sync import index_workspace, open_store
 
 from ..conftest import write_workspace
@@ -73,3 +76,65 @@ def test_a_search_checks_each_table_once_and_the_next_search_sees_a_new_commit(
     result = search(store, SearchRequest("quokka_marker", mode="bm25"), settings, root=root)
     assert result.hits and result.hits[0].chunk.symbol == "quokka_marker"
     assert not result.hits[0].stale  # the files table's new version was read for it
+
+
+def test_a_search_reads_no_table_schema_and_fetch_reads_lancedbs_own_rows(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    store = open_store(root, settings)
+    where = "path = 'app/upload.py'"
+    ours = fetch(store.query(CHUNKS).where(where).select(CHUNK_COLUMNS))
+    theirs = store.table(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
+    assert ours.num_rows > 0
+    assert ours.schema == theirs.schema
+    assert ours.sort_by("id").equals(theirs.sort_by("id"))
+    search(store, SearchRequest("retry failed uploads"), settings, root=root, embedder=embedder)  # warm
+    reads: list[str] = []
+    schema = AsyncTable.schema
+
+    async def counted(self: AsyncTable) -> object:
+        reads.append(self.name)
+        return await schema(self)
+
+    monkeypatch.setattr(AsyncTable, "schema", counted)
+    for mode in ("hybrid", "bm25", "vector"):
+        result = search(
+            store, SearchRequest("retry failed uploads", mode=mode), settings, root=root, embedder=embedder
+        )
+        assert result.hits
+    assert reads == []
+
+
+def test_an_index_read_through_io_uring_answers_as_one_read_the_plain_way(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    uring.available.cache_clear()
+    through = open_store(root, settings)
+    assert (through._read_uri is not None) == uring.available()
+    monkeypatch.setenv(uring.ENV, "0")
+    uring.available.cache_clear()
+    plain = open_store(root, settings)
+    uring.available.cache_clear()
+    assert plain._read_uri is None
+    for mode in ("hybrid", "bm25", "vector"):
+        request = SearchRequest("retry failed uploads", mode=mode)
+        a = search(through, request, settings, root=root, embedder=embedder)
+        b = search(plain, request, settings, root=root, embedder=embedder)
+        assert a.hits and [(h.chunk, h.score) for h in a.hits] == [(h.chunk, h.score) for h in b.hits]
+
+
+def test_searches_read_the_plain_way_when_the_io_uring_connection_fails(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+    store._read_uri = uring.SCHEME + str(tmp_path / "nowhere")  # as a refused ring would fail
+    result = search(store, SearchRequest("retry upload", mode="bm25"), settings, root=root)
+    assert result.hits and result.hits[0].chunk.symbol == "retry_upload"
+    assert store._read_uri is None

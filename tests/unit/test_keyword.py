@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -12,7 +13,7 @@ from codesift.indexer.search.filters import filters_sql, glob_regex, path_allowe
 from codesift.indexer.search.hybrid import _plan, grep_pattern
 from codesift.indexer.search.keyword import extract_keywords, query_terms, sanitize
 from codesift.indexer.search.ranking.query import plurals
-from codesift.indexer.search.report import highlight_spans
+from codesift.indexer.search.report import highlight_spans, highlighter
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import Settings
 
@@ -82,6 +83,27 @@ def test_highlight_spans_are_character_offsets_merged() -> None:
     text = "déf validateCredentials(user)"
     spans = highlight_spans(text, ["validate", "credentials"])
     assert [text[a:b] for a, b in spans] == ["validateCredentials"]
+
+
+def test_highlights_of_ascii_text_matched_lower_cased_equal_the_case_insensitive_match() -> None:
+    rng = random.Random(5)
+    alphabet = "abcXYZ_.(*) \n\t"
+    terms_sets = [["ab", "c.x"], ["XYZ", "b"], ["a(", "*"], ["zz"], ["B_C", "bc", "yz"]]
+    for terms in terms_sets:
+        rx = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+        spans_of = highlighter(terms)
+        for _ in range(300):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            want: list[tuple[int, int]] = []
+            for m in rx.finditer(text):
+                if want and m.start() <= want[-1][1]:
+                    want[-1] = (want[-1][0], max(want[-1][1], m.end()))
+                else:
+                    want.append((m.start(), m.end()))
+            assert spans_of(text) == tuple(want), (terms, text)
+    # a text with a character whose lower case is longer keeps the case-insensitive match
+    text = "İ ab AB"
+    assert [text[a:b] for a, b in highlighter(["ab"])(text)] == ["ab", "AB"]
 
 
 @pytest.mark.parametrize(
