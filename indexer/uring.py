@@ -9,10 +9,10 @@ rings instead (lance-format/lance#5777; the spawn_blocking cost: lance#7551): th
 bytes, so the same rows.
 
 A local index's searches read it through a connection of their own opened that way
-(``Store.query``) when this process may use io_uring: the kernel has it and no seccomp
+(``Store.query``) when asked to (``CODESIFT_IO_URING=1``; off by default, see
+``available``) and this process may use io_uring: the kernel has it and no seccomp
 filter (Docker's default, gVisor) or ``kernel.io_uring_disabled`` refuses it — one
-``io_uring_setup`` call, made once per process, says. ``CODESIFT_IO_URING=0`` reads
-every index the plain way.
+``io_uring_setup`` call, made once per process, says.
 """
 
 from __future__ import annotations
@@ -32,8 +32,11 @@ _PARAMS_BYTES = 120  # sizeof(struct io_uring_params)
 
 @functools.cache
 def available() -> bool:
-    """Whether this process can set up an io_uring (and the environment does not say no)."""
-    if os.environ.get(ENV, "").strip().lower() in ("0", "false", "no", "off"):
+    """Whether this process may read through io_uring: asked for (``CODESIFT_IO_URING=1``;
+    off by default since a real language server under the Neovim plugin's end-to-end run
+    reported "changes queued" where it was idle with it on, not yet explained) and one
+    ``io_uring_setup`` succeeds."""
+    if os.environ.get(ENV, "").strip().lower() not in ("1", "true", "yes", "on"):
         return False
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"):
         return False

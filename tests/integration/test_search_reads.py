@@ -114,6 +114,7 @@ def test_an_index_read_through_io_uring_answers_as_one_read_the_plain_way(
     root = write_workspace(tmp_path / "ws")
     settings = load_settings(root)
     index_workspace(root, settings, embedder=embedder)
+    monkeypatch.setenv(uring.ENV, "1")  # off by default: asked for here
     uring.available.cache_clear()
     through = open_store(root, settings)
     assert (through._read_uri is not None) == uring.available()

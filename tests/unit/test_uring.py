@@ -12,10 +12,17 @@ from codesift.indexer import uring
 
 
 @pytest.fixture(autouse=True)
-def fresh_probe() -> Iterator[None]:
+def fresh_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(uring.ENV, "1")  # off by default: these tests ask for it
     uring.available.cache_clear()
     yield
     uring.available.cache_clear()
+
+
+def test_io_uring_reads_are_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(uring.ENV)
+    uring.available.cache_clear()
+    assert not uring.available() and uring.read_uri(str(tmp_path)) is None
 
 
 def test_object_stores_are_read_as_given() -> None:
