@@ -9,10 +9,8 @@ then the resolver answers from memory.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import posixpath
-import sys
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -32,8 +30,10 @@ from .columns import (
     KIND_CODE,
     EdgeColumns,
     Groups,
+    PackedStrings,
     Rows,
     Strings,
+    bisect_id,
     edges_arrow,
     encode,
 )
@@ -266,10 +266,14 @@ class Snapshot:
         # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
         # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
         # a group id per (path, scope, name) key: the keys hashed (``HashIndex``), each group's
-        # key kept as three interned strings to check a found one against (a dict of the
-        # tuples took ~16 MiB for the stdlib's 140k keys)
+        # key kept as three ids to check a found one against — the path's and the scope's in
+        # the edge columns' tables (a scope no edge is written in: after them, in
+        # ``_binding_scopes``), the name's in ``_binding_names`` (a dict of the tuples took
+        # ~16 MiB for the stdlib's 140k keys; three lists of strings ~3.4 MiB for its 74k)
         self._binding_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
-        self._binding_keys_of: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self._binding_key_ids = np.zeros((0, 3), np.int32)
+        self._binding_scopes: list[str] = []
+        self._binding_names = PackedStrings([])
         # attribute name → the (path, class or extension scope) that type it
         self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -374,13 +378,13 @@ class Snapshot:
         other = ~imp
         supertype = (kind == KIND_CODE[EdgeKind.INHERIT]) | (kind == KIND_CODE[EdgeKind.IMPLEMENT])
         n_from = len(c.from_symbol.values)
-        self._by_last = Groups(c.last_name[other], rows[other], len(c.last_names))
+        self._by_last = Groups(c.last_name_ids(rows[other]), rows[other], len(c.last_names))
         # (path, from_symbol): one key per distinct pair, in sorted order
         pair = c.path.ids.astype(np.int64) * max(n_from, 1) + c.from_symbol.ids
         self._pairs, pair_id = np.unique(pair, return_inverse=True)
         self._from = Groups(pair_id.reshape(-1), rows, len(self._pairs))
         self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
-        for e in c.edges(rows[imp]):
+        for e in c.edges(rows[imp], pool={}):  # kept: their strings shared
             if e.to_name not in ("", "*"):
                 self.imports_by_name[e.to_name].append(e)
             if e.alias == "*":
@@ -393,21 +397,43 @@ class Snapshot:
         groups: list[int] = []
         members: list[int] = []
         ids: dict[tuple[str, str, str], int] = {}  # while building only
+        scopes: dict[str, str] = {}  # one string a scope for ``attributes`` (while building)
         for row, (path, scope, alias) in zip(marked.tolist(), c.places(marked), strict=True):
-            for key in self._binding_keys(path, scope, alias):
+            for key in self._binding_keys(path, scope, alias, scopes):
                 groups.append(ids.setdefault(key, len(ids)))
                 members.append(row)
         self._bindings = Groups(np.asarray(groups, np.int64), np.asarray(members, np.int32), len(ids))
         del groups, members
         hashes = np.fromiter((hash(k) for k in ids), np.int64, len(ids))
         self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
-        self._binding_keys_of = ([k[0] for k in ids], [k[1] for k in ids], [k[2] for k in ids])
+        self._set_binding_keys(list(ids))
         del ids
 
-    def _binding_keys(self, path: str, from_symbol: str, alias: str) -> list[tuple[str, str, str]]:
+    def _set_binding_keys(self, keys: list[tuple[str, str, str]]) -> None:
+        """Each binding group's (path, scope, name) as three ids (see ``_reset_lookups``)."""
+        c = self.columns
+        scope_id = {v: i for i, v in enumerate(c.from_symbol.values)}
+        extra = sorted({k[1] for k in keys} - scope_id.keys())
+        scope_id.update((v, len(c.from_symbol.values) + i) for i, v in enumerate(extra))
+        names = sorted({k[2] for k in keys})
+        name_id = {v: i for i, v in enumerate(names)}
+        self._binding_key_ids = np.array(
+            [(c.path.id(p), scope_id[sc], name_id[n]) for p, sc, n in keys] or np.zeros((0, 3)), np.int32
+        )
+        self._binding_scopes = extra
+        self._binding_names = PackedStrings(names)
+
+    def _binding_scope_of(self, scope_id: int) -> str:
+        table = self.columns.from_symbol.values
+        return table[scope_id] if scope_id < len(table) else self._binding_scopes[scope_id - len(table)]
+
+    def _binding_keys(
+        self, path: str, from_symbol: str, alias: str, scopes: dict[str, str]
+    ) -> list[tuple[str, str, str]]:
         """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
         ``self.x`` on the class (its own body, or the class around the method that assigns
-        it), the rest on the edge's own scope."""
+        it), the rest on the edge's own scope. ``scopes`` gives one string object a scope for
+        ``attributes``."""
         here = self.binding_scope(path, from_symbol)
         out = []
         for label in (
@@ -421,8 +447,8 @@ class Snapshot:
                 owner = self.kind_of(path, scope)
                 if owner is not None and owner not in TYPE_KINDS:
                     scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
-                self.attributes[name[5:]].append((path, scope))
-            out.append((path, sys.intern(scope), sys.intern(name)))
+                self.attributes[name[5:]].append((path, scopes.setdefault(scope, scope)))
+            out.append((path, scope, name))
         return out
 
     def binding_scope(self, path: str, scope: str) -> str:
@@ -483,9 +509,10 @@ class Snapshot:
         return [] if gid < 0 else self.edges(self._bindings.get(gid))
 
     def _binding_group(self, path: str, scope: str, name: str) -> int:
-        paths, scopes, names = self._binding_keys_of
+        paths = self.columns.path.values
         for g in self._binding_index.get((path, scope, name)).tolist():
-            if paths[g] == path and scopes[g] == scope and names[g] == name:
+            p, sc, n = self._binding_key_ids[g].tolist()
+            if paths[p] == path and self._binding_names[n] == name and self._binding_scope_of(sc) == scope:
                 return int(g)
         return -1
 
@@ -601,12 +628,6 @@ class Snapshot:
             if inside and (best is None or (start.line, start.column) >= _start(best)):
                 best = s
         return best
-
-
-def bisect_id(values: list[str], value: str) -> int:
-    """The index of ``value`` in sorted ``values``; -1 when absent."""
-    i = bisect.bisect_left(values, value)
-    return i if i < len(values) and values[i] == value else -1
 
 
 def _start(s: Symbol) -> tuple[int, int]:
