@@ -379,7 +379,7 @@ class Resolver(BoundTypes, ModuleFinder):
             target = self.import_target(e, 0)
             if target is not None:
                 return target
-        for e in snap.star_imports.get(path, []):
+        for e in snap.star_imports_of(path):
             if lang in _OPEN_NAMESPACES and e.module:
                 found_in_ns = self.namespace_member(e.module, head, lang)  # `using A.B;`
                 if found_in_ns is not None:
@@ -453,7 +453,7 @@ class Resolver(BoundTypes, ModuleFinder):
                 if target is not None:
                     return target
         for p in mod.paths:
-            for e in self.snap.star_imports.get(p, []):
+            for e in self.snap.star_imports_of(p):
                 inner = self.import_target(e, depth + 1)
                 if isinstance(inner, Module) and inner != mod:
                     found = self.in_module(inner, name, depth + 1)

@@ -259,10 +259,13 @@ class Snapshot:
         empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
         self._by_last = self._from = self._by_scope = self._bindings = empty
         self._pairs = np.zeros(0, np.int64)
-        # import edges: by file and the name they bind, star imports by file, by imported name
-        self.imports: dict[str, dict[str, list[Edge]]] = {}
-        self.star_imports: dict[str, list[Edge]] = defaultdict(list)
-        self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)
+        # import edges' rows: by file and the name they bind (a group per (path, alias), its
+        # key hashed), star imports by file, by imported name (the stdlib's 14.5k import
+        # ``Edge``s in dicts of lists took ~4 MiB; ``Edge``s are made as read, and those of
+        # the bindings asked are remembered)
+        self._imports = self._star_imports = self._imports_by_name = empty
+        self._import_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
+        self._imports_found: dict[tuple[str, str], list[Edge]] = {}
         # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
         # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
         # a group id per (path, scope, name) key: the keys hashed (``HashIndex``), each group's
@@ -384,13 +387,7 @@ class Snapshot:
         self._pairs, pair_id = np.unique(pair, return_inverse=True)
         self._from = Groups(pair_id.reshape(-1), rows, len(self._pairs))
         self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
-        for e in c.edges(rows[imp], pool={}):  # kept: their strings shared
-            if e.to_name not in ("", "*"):
-                self.imports_by_name[e.to_name].append(e)
-            if e.alias == "*":
-                self.star_imports[e.path].append(e)
-            elif e.alias:
-                self.imports.setdefault(e.path, {}).setdefault(e.alias, []).append(e)
+        self._import_lookups(rows[imp])
         no_alias = c.alias.id("")
         marked = rows[other & (c.alias.ids != no_alias)]
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
@@ -408,6 +405,22 @@ class Snapshot:
         self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
         self._set_binding_keys(list(ids))
         del ids
+
+    def _import_lookups(self, imp: Rows) -> None:
+        """The import edges' rows by key (see ``_reset_lookups``)."""
+        c = self.columns
+        to_ids, alias_ids = c.to_name.ids[imp], c.alias.ids[imp]
+        named = (to_ids != c.to_name.id("")) & (to_ids != c.to_name.id("*"))
+        self._imports_by_name = Groups(to_ids[named], imp[named], len(c.to_name.values))
+        star = alias_ids == c.alias.id("*")
+        self._star_imports = Groups(c.path.ids[imp[star]], imp[star], len(c.path.values))
+        binds = ~star & (alias_ids != c.alias.id(""))
+        pair = c.path.ids[imp[binds]].astype(np.int64) * max(len(c.alias.values), 1) + alias_ids[binds]
+        keys, group = np.unique(pair, return_inverse=True)
+        self._imports = Groups(group.reshape(-1), imp[binds], len(keys))
+        firsts = self._imports.rows[self._imports.starts[:-1]] if len(keys) else _NO_ROWS
+        hashes = np.fromiter((hash((p, a)) for p, _, a in c.places(firsts)), np.int64, len(firsts))
+        self._import_index = HashIndex(hashes, np.arange(len(keys), dtype=np.int32))
 
     def _set_binding_keys(self, keys: list[tuple[str, str, str]]) -> None:
         """Each binding group's (path, scope, name) as three ids (see ``_reset_lookups``)."""
@@ -493,12 +506,33 @@ class Snapshot:
         return self.edges(self._by_scope.get(self.columns.from_symbol.id(scope)))
 
     def imports_binding(self, path: str, name: str) -> list[Edge]:
-        """The import edges of ``path`` that bind ``name`` (an alias or an imported name)."""
-        return self.imports.get(path, {}).get(name, [])
+        """The import edges of ``path`` that bind ``name`` (an alias or an imported name), in
+        the order written (a list the caller must not change)."""
+        found = self._imports_found.get((path, name))
+        if found is not None:
+            return found
+        c = self.columns
+        for g in self._import_index.get((path, name)).tolist():
+            rows = self._imports.get(g)
+            first = int(rows[0])
+            if (
+                c.path.values[int(c.path.ids[first])] == path
+                and c.alias.values[int(c.alias.ids[first])] == name
+            ):
+                found = self.edges(rows)
+                if len(self._imports_found) >= _REMEMBERED:
+                    self._imports_found.clear()
+                self._imports_found[(path, name)] = found
+                return found
+        return []
+
+    def star_imports_of(self, path: str) -> list[Edge]:
+        """The star imports of ``path`` (``from m import *``, ``using N;``), in the order written."""
+        return self.edges(self._star_imports.get(self.columns.path.id(path)))
 
     def imports_of(self, name: str) -> list[Edge]:
         """Import edges that import ``name`` (by its name in the module it comes from)."""
-        return self.imports_by_name.get(name, [])
+        return self.edges(self._imports_by_name.get(self.columns.to_name.id(name)))
 
     def has_binding(self, path: str, scope: str, name: str) -> bool:
         return self._binding_group(path, scope, name) >= 0
