@@ -115,10 +115,17 @@ class SymbolColumns:
         self.kind = np.asarray(
             pc.fill_null(kinds.cast(pa.int32()), 0).to_numpy(zero_copy_only=False), np.int8
         )
-        self.pos = np.zeros((self.size, 8), np.int32)
-        for j, name in enumerate(_POSITIONS):
-            col = table.column(name).combine_chunks()
-            self.pos[:, j] = pc.fill_null(col.cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
+        positions = [
+            pc.fill_null(table.column(name).combine_chunks().cast(pa.int32()), 0).to_numpy(
+                zero_copy_only=False
+            )
+            for name in _POSITIONS
+        ]
+        # 2 bytes a number when every line and column fits
+        self.pos = np.zeros((self.size, 8), narrowest(positions))
+        for j, col in enumerate(positions):
+            self.pos[:, j] = col
+        del positions
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -223,7 +230,7 @@ class SymbolColumns:
             "language": strings(self.language),
         }
         for j, name in enumerate(_POSITIONS):
-            cols[name] = pa.array(self.pos[take, j])
+            cols[name] = pa.array(self.pos[take, j].astype(np.int32))
         cols["container"] = strings(self.container)
         cols["chunk_id"] = cids
         return pa.table(cols)
@@ -299,6 +306,14 @@ def concat(parts: Sequence[tuple[SymbolColumns, Rows]]) -> SymbolColumns:
     """The given rows of each part, one after another, as new columns."""
     tables = [cols.arrow(rows) for cols, rows in parts if len(rows)]
     return SymbolColumns(pa.concat_tables(tables) if tables else symbols_arrow(()))
+
+
+def narrowest(columns: Sequence[npt.NDArray[np.integer]]) -> type[np.integer]:
+    """uint16 when every value of these columns is in [0, 65535] (ids and positions of
+    all but the largest repositories), else int32."""
+    lo = min((int(c.min()) for c in columns if len(c)), default=0)
+    hi = max((int(c.max()) for c in columns if len(c)), default=0)
+    return np.uint16 if lo >= 0 and hi <= np.iinfo(np.uint16).max else np.int32
 
 
 class HashIndex:

@@ -5,9 +5,11 @@ objects made only for the rows a question reads.
 ~60 MiB more; as columns (ten ids or numbers a row, the distinct strings once) they take
 ~30 MiB. A lookup is a binary search in a sorted key array (``Groups``).
 
-The ids of the large string tables (``from_symbol``, ``to_name``, ``alias``) are 4 bytes a
-row, the rest (path, kind, module, positions) 2 when every value fits (``_narrow``): 25
-bytes a row instead of 40 (365k stdlib edges: 13.9 → 8.7 MiB). Those tables' distinct
+Each row's numbers are 2 bytes when they fit (``narrowest``: the stdlib's largest id is
+55,830, its longest file 8,550 lines), the ids of the large string tables (``from_symbol``,
+``to_name``, ``alias``) and the rest (path, kind, module, positions) each a matrix that
+falls back to 4 bytes on its own: 20 bytes a row instead of 40 (365k stdlib edges:
+13.9 → 7.0 MiB). Those tables' distinct
 values are one UTF-8 buffer with offsets (``PackedStrings``, 55.8k + 38.9k + 23.6k values
 on the stdlib: 10.8 → 3.5 MiB as Python strings); a value is decoded when an ``Edge`` is
 made.
@@ -26,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model import Edge, EdgeKind
+from ..symtab import narrowest
 
 Rows = npt.NDArray[np.int32]
 
@@ -118,7 +121,7 @@ class Strings:
     def encoded(self, rows: Rows) -> pa.DictionaryArray:
         """These rows, dictionary-encoded as ``encode`` makes them."""
         return pa.DictionaryArray.from_arrays(
-            pa.array(self.ids[rows], pa.int32()), pa.array(list(self.values), pa.string())
+            pa.array(self.ids[rows].astype(np.int32)), pa.array(list(self.values), pa.string())
         )
 
 
@@ -126,14 +129,6 @@ def bisect_id(values: Sequence[str], value: str) -> int:
     """The index of ``value`` in sorted ``values``; -1 when absent."""
     i = bisect.bisect_left(values, value)
     return i if i < len(values) and values[i] == value else -1
-
-
-def _narrow(columns: Sequence[npt.NDArray[np.integer]]) -> type[np.signedinteger]:
-    """The smallest of int16 / int32 that holds every value of these columns."""
-    lo = min((int(c.min()) for c in columns if len(c)), default=0)
-    hi = max((int(c.max()) for c in columns if len(c)), default=0)
-    info = np.iinfo(np.int16)
-    return np.int16 if info.min <= lo and hi <= info.max else np.int32
 
 
 class Groups:
@@ -171,13 +166,14 @@ class EdgeColumns:
         codes = np.array([KIND_CODE[EdgeKind(k)] for k in kinds.values] or [0], np.int32)
         numbers = [table.column(n).to_numpy() for n in ("line", "col", "end_line", "end_col")]
         narrow = [s["path"].ids, codes[kinds.ids] if self.size else kinds.ids, *numbers, s["module"].ids]
-        self.narrow = np.zeros((self.size, 7), _narrow(narrow))
+        self.narrow = np.zeros((self.size, 7), narrowest(narrow))
         for j, col in enumerate(narrow):
             self.narrow[:, j] = col
-        self.wide = np.zeros((self.size, 3), np.int32)
-        for j, name in ((_FROM, "from_symbol"), (_TO, "to_name"), (_ALIAS, "alias")):
-            self.wide[:, j] = s[name].ids
-        del narrow, numbers
+        wide = [s["from_symbol"].ids, s["to_name"].ids, s["alias"].ids]
+        self.wide = np.zeros((self.size, 3), narrowest(wide))
+        for j, col in enumerate(wide):
+            self.wide[:, j] = col
+        del narrow, numbers, wide
         # each table's ids are views of its matrix column: held once
         self.path, self.from_symbol, self.to_name = s["path"], s["from_symbol"], s["to_name"]
         self.module, self.alias = s["module"], s["alias"]
