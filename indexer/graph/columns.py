@@ -53,9 +53,12 @@ _NO_ROWS: Rows = np.zeros(0, np.int32)
 
 class PackedStrings(Sequence[str]):
     """Sorted distinct strings as one UTF-8 buffer with offsets: a sequence (``bisect``
-    finds a value in it) that decodes a value when it is read."""
+    finds a value in it) that decodes a value when it is read. Decoded values are kept
+    (``decoded``, at most an eighth of them, 4,096 at least: then forgotten and decoded
+    again), so the rows a question reads again cost a dict lookup, not a decode — a
+    warm callers question reads the same few hundred rows each time."""
 
-    __slots__ = ("data", "offsets")
+    __slots__ = ("_keep", "data", "decoded", "offsets")
 
     def __init__(self, values: Sequence[str]) -> None:
         encoded = [v.encode("utf-8", "surrogatepass") for v in values]
@@ -65,6 +68,8 @@ class PackedStrings(Sequence[str]):
         for b in encoded:
             at += len(b)
             self.offsets.append(at)
+        self.decoded: dict[int, str] = {}
+        self._keep = max(4096, len(encoded) // 8)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -76,10 +81,17 @@ class PackedStrings(Sequence[str]):
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
+        found = self.decoded.get(i)
+        if found is not None:
+            return found
         o = self.offsets
         if i < 0:
             i += len(o) - 1
-        return self.data[o[i] : o[i + 1]].decode("utf-8", "surrogatepass")
+        found = self.data[o[i] : o[i + 1]].decode("utf-8", "surrogatepass")
+        if len(self.decoded) >= self._keep:
+            self.decoded.clear()
+        self.decoded[i] = found
+        return found
 
     def __iter__(self) -> Iterator[str]:
         o, data = self.offsets, self.data
@@ -215,28 +227,25 @@ class EdgeColumns:
             }
         ).select(list(EDGE_COLUMNS))
 
-    def edges(self, rows: Rows | Sequence[int], pool: dict[str, str] | None = None) -> list[Edge]:
-        """The ``Edge`` objects of these rows, in their order. With ``pool``, equal decoded
-        strings are one object (for edges kept long: a packed table's value is a new string
-        each time it is read)."""
+    def edges(self, rows: Rows | Sequence[int]) -> list[Edge]:
+        """The ``Edge`` objects of these rows, in their order."""
         if len(rows) == 0:
             return []
         pv, fv, tv = self.path.values, self.from_symbol.values, self.to_name.values
         mv, av, kinds = self.module.values, self.alias.values, _KINDS
         cells = zip(self.narrow[rows].tolist(), self.wide[rows].tolist(), strict=True)
-        if pool is not None:
-            one = pool.setdefault
-            made = []
-            for (p, k, ln, co, el, ec, m), (f, t, a) in cells:
-                fs, ts, al = fv[f], tv[t], av[a]
-                made.append(
-                    Edge(pv[p], one(fs, fs), one(ts, ts), kinds[k], ln, co, el, ec, mv[m], one(al, al))
-                )
-            return made
+        if isinstance(fv, PackedStrings) and isinstance(tv, PackedStrings) and isinstance(av, PackedStrings):
+            return _edges_packed(cells, pv, fv, tv, av, mv)
         return [
             Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a])
             for (p, k, ln, co, el, ec, m), (f, t, a) in cells
         ]
+
+    def forget_decoded(self) -> None:
+        """Forget the packed tables' decoded values (after building: those were not asked)."""
+        for table in (self.from_symbol.values, self.to_name.values, self.alias.values, self.last_names):
+            if isinstance(table, PackedStrings):
+                table.decoded.clear()
 
     def places(self, rows: Rows) -> list[tuple[str, str, str]]:
         """(path, from_symbol, alias) of these rows, without making ``Edge`` objects."""
@@ -249,6 +258,30 @@ class EdgeColumns:
         return int(self.narrow.nbytes + self.wide.nbytes + self.last_of_to.nbytes) + sum(
             t.nbytes() for t in tables if isinstance(t, PackedStrings)
         )
+
+
+def _edges_packed(
+    cells: Iterable[tuple[list[int], list[int]]],
+    pv: Sequence[str],
+    fv: PackedStrings,
+    tv: PackedStrings,
+    av: PackedStrings,
+    mv: Sequence[str],
+) -> list[Edge]:
+    """``EdgeColumns.edges`` over packed tables: a value already decoded is looked up
+    without a method call (the hot path of a warm question)."""
+    fget, tget, aget, kinds = fv.decoded.get, tv.decoded.get, av.decoded.get, _KINDS
+    out = []
+    for (p, k, ln, co, el, ec, m), (f, t, a) in cells:
+        fs, ts, al = fget(f), tget(t), aget(a)
+        if fs is None:
+            fs = fv[f]
+        if ts is None:
+            ts = tv[t]
+        if al is None:
+            al = av[a]
+        out.append(Edge(pv[p], fs, ts, kinds[k], ln, co, el, ec, mv[m], al))
+    return out
 
 
 def edges_arrow(edges: Iterable[Edge]) -> pa.Table:

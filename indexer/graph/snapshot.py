@@ -405,6 +405,7 @@ class Snapshot:
         self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
         self._set_binding_keys(list(ids))
         del ids
+        c.forget_decoded()
 
     def _import_lookups(self, imp: Rows) -> None:
         """The import edges' rows by key (see ``_reset_lookups``)."""
