@@ -93,6 +93,11 @@ class PackedStrings(Sequence[str]):
         self.decoded[i] = found
         return found
 
+    def decode(self, i: int) -> str:
+        """Value ``i``, decoded and not kept (a build reads every row once)."""
+        o = self.offsets
+        return self.data[o[i] : o[i + 1]].decode("utf-8", "surrogatepass")
+
     def __iter__(self) -> Iterator[str]:
         o, data = self.offsets, self.data
         for i in range(len(o) - 1):
@@ -248,10 +253,15 @@ class EdgeColumns:
                 table.decoded.clear()
 
     def places(self, rows: Rows) -> list[tuple[str, str, str]]:
-        """(path, from_symbol, alias) of these rows, without making ``Edge`` objects."""
+        """(path, from_symbol, alias) of these rows, without making ``Edge`` objects (a
+        build's read: nothing kept decoded)."""
         pv, fv, av = self.path.values, self.from_symbol.values, self.alias.values
         paths = self.narrow[rows, _PATH].tolist()
-        return [(pv[p], fv[f], av[a]) for p, (f, _, a) in zip(paths, self.wide[rows].tolist(), strict=True)]
+        f_of = fv.decode if isinstance(fv, PackedStrings) else fv.__getitem__
+        a_of = av.decode if isinstance(av, PackedStrings) else av.__getitem__
+        return [
+            (pv[p], f_of(f), a_of(a)) for p, (f, _, a) in zip(paths, self.wide[rows].tolist(), strict=True)
+        ]
 
     def nbytes(self) -> int:
         tables = (self.from_symbol.values, self.to_name.values, self.alias.values, self.last_names)
