@@ -13,16 +13,6 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from typing import BinaryIO
 
-# Line and column numbers below this share one int object each (a tuple of them costs
-# ~2.3 MiB); a fresh int per row cost the stdlib's 719k edges and 129k symbols ~36 MiB.
-_SHARED_INTS = tuple(range(1 << 16))
-
-
-def shared_int(value: int | None) -> int:
-    """``value`` (``None`` → 0) as one shared int object when it is small enough."""
-    v = int(value or 0)
-    return _SHARED_INTS[v] if 0 <= v < len(_SHARED_INTS) else v
-
 
 def release_memory(*, collect: bool = True) -> None:
     """Hand freed heap pages back to the OS (glibc keeps them otherwise): after a burst

@@ -13,7 +13,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from .heap import shared_int
 from .model import Chunk, ChunkKind, Edge, EdgeKind, FileRecord, Position, Span, Symbol, SymbolKind
 
 Vectors = npt.NDArray[np.float32]
@@ -275,19 +274,18 @@ def edges_from_table(data: pa.Table) -> list[Edge]:
     """Edges of an ``edges`` table slice, as the parser made them (unresolved)."""
     cols = {name: data.column(name).to_pylist() for name in data.column_names}
     # Paths, enclosing names and referenced names repeat across rows; Arrow makes a new
-    # str for each. Interned, 359k stdlib edges take ~40 MiB less in the graph's memory;
-    # line numbers share int objects (``shared_int``).
-    intern, shared = sys.intern, shared_int
+    # str for each. Interned, 359k stdlib edges take ~40 MiB less in the graph's memory.
+    intern = sys.intern
     return [
         Edge(
             path=intern(p),
             from_symbol=intern(f or ""),
             to_name=intern(t or ""),
             kind=EdgeKind(k),
-            line=shared(ln),
-            column=shared(c),
-            end_line=shared(el),
-            end_column=shared(ec),
+            line=ln or 0,
+            column=c or 0,
+            end_line=el or 0,
+            end_column=ec or 0,
             module=intern(m or ""),
             alias=intern(a or ""),
             args=-1 if n is None else n,
@@ -409,11 +407,11 @@ def symbols_from_table(
     ``Position`` object (they are immutable; ``positions`` carries them across slices):
     the stdlib's 129k symbols hold 516k positions, far fewer of them distinct."""
     cols = {name: data.column(name).to_pylist() for name in data.column_names}
-    intern, shared = sys.intern, shared_int
+    intern = sys.intern
     seen: dict[tuple[int, int], Position] = {} if positions is None else positions
 
     def at(line: int | None, column: int | None) -> Position:
-        key = (shared(line), shared(column))
+        key = (line or 0, column or 0)
         found = seen.get(key)
         if found is None:
             found = seen[key] = Position(*key)

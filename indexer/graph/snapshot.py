@@ -9,10 +9,8 @@ then the resolver answers from memory.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import posixpath
-import sys
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -32,8 +30,10 @@ from .columns import (
     KIND_CODE,
     EdgeColumns,
     Groups,
+    PackedStrings,
     Rows,
     Strings,
+    bisect_id,
     edges_arrow,
     encode,
 )
@@ -261,17 +261,24 @@ class Snapshot:
         empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
         self._by_last = self._from = self._by_scope = self._bindings = empty
         self._pairs = np.zeros(0, np.int64)
-        # import edges: by file and the name they bind, star imports by file, by imported name
-        self.imports: dict[str, dict[str, list[Edge]]] = {}
-        self.star_imports: dict[str, list[Edge]] = defaultdict(list)
-        self.imports_by_name: dict[str, list[Edge]] = defaultdict(list)
+        # import edges' rows: by file and the name they bind (a group per (path, alias), its
+        # key hashed), star imports by file, by imported name (the stdlib's 14.5k import
+        # ``Edge``s in dicts of lists took ~4 MiB; ``Edge``s are made as read, and those of
+        # the bindings asked are remembered)
+        self._imports = self._star_imports = self._imports_by_name = empty
+        self._import_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
+        self._imports_found: dict[tuple[str, str], list[Edge]] = {}
         # typed bindings (see languages/bindings.py): (path, scope, name) → a group of marked
         # edges; scope is the class for ``self.x`` (name ``self.x``), the function for ``return``
         # a group id per (path, scope, name) key: the keys hashed (``HashIndex``), each group's
-        # key kept as three interned strings to check a found one against (a dict of the
-        # tuples took ~16 MiB for the stdlib's 140k keys)
+        # key kept as three ids to check a found one against — the path's and the scope's in
+        # the edge columns' tables (a scope no edge is written in: after them, in
+        # ``_binding_scopes``), the name's in ``_binding_names`` (a dict of the tuples took
+        # ~16 MiB for the stdlib's 140k keys; three lists of strings ~3.4 MiB for its 74k)
         self._binding_index = HashIndex(np.zeros(0, np.int64), np.zeros(0, np.int32))
-        self._binding_keys_of: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self._binding_key_ids = np.zeros((0, 3), np.int32)
+        self._binding_scopes: list[str] = []
+        self._binding_names = PackedStrings([])
         # attribute name → the (path, class or extension scope) that type it
         self.attributes: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -376,40 +383,73 @@ class Snapshot:
         other = ~imp
         supertype = (kind == KIND_CODE[EdgeKind.INHERIT]) | (kind == KIND_CODE[EdgeKind.IMPLEMENT])
         n_from = len(c.from_symbol.values)
-        self._by_last = Groups(c.last_name[other], rows[other], len(c.last_names))
+        self._by_last = Groups(c.last_name_ids(rows[other]), rows[other], len(c.last_names))
         # (path, from_symbol): one key per distinct pair, in sorted order
         pair = c.path.ids.astype(np.int64) * max(n_from, 1) + c.from_symbol.ids
         self._pairs, pair_id = np.unique(pair, return_inverse=True)
         self._from = Groups(pair_id.reshape(-1), rows, len(self._pairs))
         self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
-        for e in c.edges(rows[imp]):
-            if e.to_name not in ("", "*"):
-                self.imports_by_name[e.to_name].append(e)
-            if e.alias == "*":
-                self.star_imports[e.path].append(e)
-            elif e.alias:
-                self.imports.setdefault(e.path, {}).setdefault(e.alias, []).append(e)
+        self._import_lookups(rows[imp])
         no_alias = c.alias.id("")
         marked = rows[other & (c.alias.ids != no_alias)]
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
         groups: list[int] = []
         members: list[int] = []
         ids: dict[tuple[str, str, str], int] = {}  # while building only
+        scopes: dict[str, str] = {}  # one string a scope for ``attributes`` (while building)
         for row, (path, scope, alias) in zip(marked.tolist(), c.places(marked), strict=True):
-            for key in self._binding_keys(path, scope, alias):
+            for key in self._binding_keys(path, scope, alias, scopes):
                 groups.append(ids.setdefault(key, len(ids)))
                 members.append(row)
         self._bindings = Groups(np.asarray(groups, np.int64), np.asarray(members, np.int32), len(ids))
         del groups, members
         hashes = np.fromiter((hash(k) for k in ids), np.int64, len(ids))
         self._binding_index = HashIndex(hashes, np.arange(len(ids), dtype=np.int32))
-        self._binding_keys_of = ([k[0] for k in ids], [k[1] for k in ids], [k[2] for k in ids])
+        self._set_binding_keys(list(ids))
         del ids
+        c.forget_decoded()
 
-    def _binding_keys(self, path: str, from_symbol: str, alias: str) -> list[tuple[str, str, str]]:
+    def _import_lookups(self, imp: Rows) -> None:
+        """The import edges' rows by key (see ``_reset_lookups``)."""
+        c = self.columns
+        to_ids, alias_ids = c.to_name.ids[imp], c.alias.ids[imp]
+        named = (to_ids != c.to_name.id("")) & (to_ids != c.to_name.id("*"))
+        self._imports_by_name = Groups(to_ids[named], imp[named], len(c.to_name.values))
+        star = alias_ids == c.alias.id("*")
+        self._star_imports = Groups(c.path.ids[imp[star]], imp[star], len(c.path.values))
+        binds = ~star & (alias_ids != c.alias.id(""))
+        pair = c.path.ids[imp[binds]].astype(np.int64) * max(len(c.alias.values), 1) + alias_ids[binds]
+        keys, group = np.unique(pair, return_inverse=True)
+        self._imports = Groups(group.reshape(-1), imp[binds], len(keys))
+        firsts = self._imports.rows[self._imports.starts[:-1]] if len(keys) else _NO_ROWS
+        hashes = np.fromiter((hash((p, a)) for p, _, a in c.places(firsts)), np.int64, len(firsts))
+        self._import_index = HashIndex(hashes, np.arange(len(keys), dtype=np.int32))
+
+    def _set_binding_keys(self, keys: list[tuple[str, str, str]]) -> None:
+        """Each binding group's (path, scope, name) as three ids (see ``_reset_lookups``)."""
+        c = self.columns
+        scope_id = {v: i for i, v in enumerate(c.from_symbol.values)}
+        extra = sorted({k[1] for k in keys} - scope_id.keys())
+        scope_id.update((v, len(c.from_symbol.values) + i) for i, v in enumerate(extra))
+        names = sorted({k[2] for k in keys})
+        name_id = {v: i for i, v in enumerate(names)}
+        self._binding_key_ids = np.array(
+            [(c.path.id(p), scope_id[sc], name_id[n]) for p, sc, n in keys] or np.zeros((0, 3)), np.int32
+        )
+        self._binding_scopes = extra
+        self._binding_names = PackedStrings(names)
+
+    def _binding_scope_of(self, scope_id: int) -> str:
+        table = self.columns.from_symbol.values
+        return table[scope_id] if scope_id < len(table) else self._binding_scopes[scope_id - len(table)]
+
+    def _binding_keys(
+        self, path: str, from_symbol: str, alias: str, scopes: dict[str, str]
+    ) -> list[tuple[str, str, str]]:
         """Where a marked edge's bindings live (one edge may type several names, ``ctx;self.ctx``):
         ``self.x`` on the class (its own body, or the class around the method that assigns
-        it), the rest on the edge's own scope."""
+        it), the rest on the edge's own scope. ``scopes`` gives one string object a scope for
+        ``attributes``."""
         here = self.binding_scope(path, from_symbol)
         out = []
         for label in (
@@ -423,8 +463,8 @@ class Snapshot:
                 owner = self.kind_of(path, scope)
                 if owner is not None and owner not in TYPE_KINDS:
                     scope = scope.rpartition(".")[0]  # a method's `self.x`: its class's attribute
-                self.attributes[name[5:]].append((path, scope))
-            out.append((path, sys.intern(scope), sys.intern(name)))
+                self.attributes[name[5:]].append((path, scopes.setdefault(scope, scope)))
+            out.append((path, scope, name))
         return out
 
     def binding_scope(self, path: str, scope: str) -> str:
@@ -469,12 +509,33 @@ class Snapshot:
         return self.edges(self._by_scope.get(self.columns.from_symbol.id(scope)))
 
     def imports_binding(self, path: str, name: str) -> list[Edge]:
-        """The import edges of ``path`` that bind ``name`` (an alias or an imported name)."""
-        return self.imports.get(path, {}).get(name, [])
+        """The import edges of ``path`` that bind ``name`` (an alias or an imported name), in
+        the order written (a list the caller must not change)."""
+        found = self._imports_found.get((path, name))
+        if found is not None:
+            return found
+        c = self.columns
+        for g in self._import_index.get((path, name)).tolist():
+            rows = self._imports.get(g)
+            first = int(rows[0])
+            if (
+                c.path.values[int(c.path.ids[first])] == path
+                and c.alias.values[int(c.alias.ids[first])] == name
+            ):
+                found = self.edges(rows)
+                if len(self._imports_found) >= _REMEMBERED:
+                    self._imports_found.clear()
+                self._imports_found[(path, name)] = found
+                return found
+        return []
+
+    def star_imports_of(self, path: str) -> list[Edge]:
+        """The star imports of ``path`` (``from m import *``, ``using N;``), in the order written."""
+        return self.edges(self._star_imports.get(self.columns.path.id(path)))
 
     def imports_of(self, name: str) -> list[Edge]:
         """Import edges that import ``name`` (by its name in the module it comes from)."""
-        return self.imports_by_name.get(name, [])
+        return self.edges(self._imports_by_name.get(self.columns.to_name.id(name)))
 
     def has_binding(self, path: str, scope: str, name: str) -> bool:
         return self._binding_group(path, scope, name) >= 0
@@ -485,9 +546,10 @@ class Snapshot:
         return [] if gid < 0 else self.edges(self._bindings.get(gid))
 
     def _binding_group(self, path: str, scope: str, name: str) -> int:
-        paths, scopes, names = self._binding_keys_of
+        paths = self.columns.path.values
         for g in self._binding_index.get((path, scope, name)).tolist():
-            if paths[g] == path and scopes[g] == scope and names[g] == name:
+            p, sc, n = self._binding_key_ids[g].tolist()
+            if paths[p] == path and self._binding_names[n] == name and self._binding_scope_of(sc) == scope:
                 return int(g)
         return -1
 
@@ -603,12 +665,6 @@ class Snapshot:
             if inside and (best is None or (start.line, start.column) >= _start(best)):
                 best = s
         return best
-
-
-def bisect_id(values: list[str], value: str) -> int:
-    """The index of ``value`` in sorted ``values``; -1 when absent."""
-    i = bisect.bisect_left(values, value)
-    return i if i < len(values) and values[i] == value else -1
 
 
 def _start(s: Symbol) -> tuple[int, int]:

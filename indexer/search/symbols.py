@@ -22,7 +22,7 @@ from ..model import Symbol, SymbolKind
 from ..rows import symbol_from_row, symbols_from_table
 from ..settings import ChunkSettings
 from ..store import FILES, SYMBOLS, Store, fetch
-from ..symtab import HashIndex, SymbolColumns, SymbolRows, group_starts, pair_slot
+from ..symtab import HashIndex, SymbolColumns, SymbolRows, group_starts, narrowest, pair_slot
 from . import bounds
 from .bounds import check_int, check_query
 
@@ -95,6 +95,7 @@ class NameTable:
         self._lower_values: list[str] = sorted(set(lowers))
         rank = {v: i for i, v in enumerate(self._lower_values)}
         lower_of_name = np.array([rank[v] for v in lowers] or [0], np.int32)
+        lower_of_name = lower_of_name.astype(narrowest([lower_of_name]))
         self._lower_ids = lower_of_name[name_ids] if n else np.zeros(0, np.int32)
         self._lower_len = np.array([len(v) for v in self._lower_values] or [0], np.int32)
         # rows by name (exact), by lower-case name (prefix runs): each group's rows ascending

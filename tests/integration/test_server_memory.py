@@ -12,8 +12,7 @@ from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.graph import Graph, callers
 from codesift.indexer.graph import snapshot as graph_snapshot
-from codesift.indexer.heap import shared_int
-from codesift.indexer.model import Edge
+from codesift.indexer.model import Edge, EdgeKind
 from codesift.indexer.rows import edges_from_table
 from codesift.indexer.search.symbols import SymbolIndex, find_symbols
 from codesift.indexer.settings import Settings, load_settings
@@ -55,12 +54,6 @@ def test_symbol_index_and_graph_share_one_copy_of_the_symbols(
     assert names(callers(graph, total)) == {"OrderRepository.place"}
 
 
-def test_line_numbers_share_int_objects_and_keep_their_values() -> None:
-    big = 70_000
-    assert shared_int(int("1234")) is shared_int(int("1234"))
-    assert shared_int(None) == 0 and shared_int(big) == big and shared_int(-3) == -3
-
-
 def test_project_drops_idle_symbol_index_graph_and_index_reader_and_answers_the_same(shop: Path) -> None:
     project = Project(shop, load_settings(shop), Embedders())
     try:
@@ -91,6 +84,10 @@ def test_project_drops_idle_symbol_index_graph_and_index_reader_and_answers_the_
         project.close()
 
 
+def _edge_objects() -> int:
+    return sum(isinstance(o, Edge) for o in gc.get_objects())
+
+
 def _graph_view(g: Graph) -> dict[str, object]:
     """Every file's edges (as ``Edge`` objects) with their resolution, and the callers of
     each definition: what a graph answers, to compare two graphs."""
@@ -108,20 +105,21 @@ def test_graph_holds_edges_and_symbols_as_columns_and_a_reload_of_changed_files_
 ) -> None:
     monkeypatch.setattr(graph_snapshot, "_FULL_RELOAD", full_reload)  # 0: whole tables
     store = open_store(shop, load_settings(shop))
+    gc.collect()
+    before = _edge_objects()  # other tests' graphs may still hold some
     kept = Graph(store)  # long-lived, as the language server keeps it
     kept.refresh()
     stored = edges_from_table(store.table(EDGES).to_arrow())
     held = [e for p in kept.snapshot.files for e in kept.snapshot.edges_of(p)]
     assert sorted(held, key=repr) == sorted(stored, key=repr) and len(held) >= 10
-    # the snapshot makes Edge objects for the import edges only; the rest are columns
+    # the snapshot makes no Edge object, the import edges' included: every edge is a row
     del stored, held
     gc.collect()
-    imports = sum(len(v) for v in kept.snapshot.star_imports.values()) + sum(
-        len(es) for by in kept.snapshot.imports.values() for es in by.values()
-    )
-    assert sum(isinstance(o, Edge) for o in gc.get_objects()) <= imports + len(
-        {id(e) for es in kept.snapshot.imports_by_name.values() for e in es}
-    )
+    assert _edge_objects() <= before
+    snap = kept.snapshot
+    binding = [e for p in snap.files for e in snap.edges_of(p, [EdgeKind.IMPORT]) if e.alias not in ("", "*")]
+    assert binding and all(e in snap.imports_binding(e.path, e.alias) for e in binding)
+    del binding, snap
     # the symbols are columns too: building the lookups makes no Symbol object
     assert len(kept.snapshot.symtab) >= 5 and kept.snapshot.symtab.made == 0
     assert kept.snapshot.symbols_named("total") and kept.snapshot.symtab.made == 1
