@@ -115,9 +115,7 @@ def kill_tier(base: Path, runs: int, rng: random.Random) -> Tally:
         tally.tried += 1
         if got.returncode not in (0, -9):
             tally.failed += 1
-        if cli("index", str(root), "--no-embed").returncode != 0:
-            tally.failed += 1
-        compare_with_rebuild(root, tally)
+        repair(root, tally)
     return tally
 
 
@@ -133,13 +131,23 @@ def disk_full_tier(base: Path, runs: int, rng: random.Random) -> Tally:
             clear = "No space left on device" in got.stderr and "Traceback" not in got.stderr
             if got.returncode not in (0, 2) or (got.returncode == 2 and not clear):
                 tally.failed += 1  # 0: the point was not reached in this run (nothing to write there)
-            search = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
-            if search.returncode not in (0, 1) or "Traceback" in search.stderr:
-                tally.failed += 1
-            if cli("index", str(root), "--no-embed").returncode != 0:
-                tally.failed += 1
-            compare_with_rebuild(root, tally)
+            search_answers(root, tally)
+            repair(root, tally)
     return tally
+
+
+def search_answers(root: Path, tally: Tally) -> None:
+    """A search answers (hits or none), without a traceback."""
+    search = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
+    if search.returncode not in (0, 1) or "Traceback" in search.stderr:
+        tally.failed += 1
+
+
+def repair(root: Path, tally: Tally) -> None:
+    """The next index run succeeds and leaves what a clean rebuild would."""
+    if cli("index", str(root), "--no-embed").returncode != 0:
+        tally.failed += 1
+    compare_with_rebuild(root, tally)
 
 
 def bad_input_tier(base: Path, runs: int, _rng: random.Random) -> Tally:
@@ -282,9 +290,7 @@ def tmpfs_tier(base: Path, runs: int, _rng: random.Random) -> Tally:
                 if hits[1] < hits[0] and not any("incomplete" in n for n in notes):
                     tally.lost += hits[0] - hits[1]  # fewer answers and no word of it
                 filler.unlink()
-                if cli("index", str(root), "--no-embed").returncode != 0:
-                    tally.failed += 1
-                compare_with_rebuild(root, tally)
+                repair(root, tally)
                 shutil.rmtree(mnt / f"idx-{n}-{keep_kb}", ignore_errors=True)
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
@@ -318,12 +324,8 @@ def writers_tier(base: Path, runs: int, rng: random.Random) -> Tally:
                 tally.tried += 1
                 if proc.returncode != 0 or "Traceback" in err:
                     tally.failed += 1
-            search = cli("search", "helper", "--root", str(root), "--mode", "bm25", "--json")
-            if search.returncode not in (0, 1) or "Traceback" in search.stderr:
-                tally.failed += 1
-        if cli("index", str(root), "--no-embed").returncode != 0:
-            tally.failed += 1
-        compare_with_rebuild(root, tally)
+            search_answers(root, tally)
+        repair(root, tally)
     return tally
 
 
