@@ -32,10 +32,10 @@ _PARAMS_BYTES = 120  # sizeof(struct io_uring_params)
 
 @functools.cache
 def available() -> bool:
-    """Whether this process may read through io_uring: asked for (``CODESIFT_IO_URING=1``;
-    off by default since a real language server under the Neovim plugin's end-to-end run
-    reported "changes queued" where it was idle with it on, not yet explained) and one
-    ``io_uring_setup`` succeeds."""
+    """Whether this process may read through io_uring: asked for (``CODESIFT_IO_URING=1``)
+    and one ``io_uring_setup`` succeeds. Off by default: connecting to ``file+uring:///abs``
+    creates the folders ``file+uring:/abs/…`` under the process's working directory (the
+    language server's is the workspace: its watcher then queues a re-index)."""
     if os.environ.get(ENV, "").strip().lower() not in ("1", "true", "yes", "on"):
         return False
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"):
