@@ -24,8 +24,9 @@ from codesift.indexer.search.symbols import SymbolMatch
 
 from .. import convert
 from ..lanes import SEARCH, priority_of
-from ..lsp import CodesiftProtocol, CodesiftServer, Direct, Part, Serialized
+from ..lsp import CodesiftServer
 from ..projects import Project
+from ..protocol import CodesiftProtocol, Direct, Part, Serialized
 
 log = logging.getLogger(__name__)
 

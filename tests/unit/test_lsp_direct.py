@@ -10,7 +10,8 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from codesift.server.features.workspace_symbol import _query_of
-from codesift.server.lsp import Direct, Part, Serialized, create_server
+from codesift.server.lsp import create_server
+from codesift.server.protocol import Direct, Part, Serialized
 
 from .test_lsp_serialized import frames_of
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 from pygls.protocol import LanguageServerProtocol
 
-from codesift.server.lsp import Serialized, create_server
+from codesift.server.lsp import create_server
+from codesift.server.protocol import Serialized
 
 
 def frames_of(data: bytes) -> list[bytes]:
