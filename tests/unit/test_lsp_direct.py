@@ -13,20 +13,11 @@ from codesift.server.features.workspace_symbol import _query_of
 from codesift.server.lsp import create_server
 from codesift.server.protocol import Direct, Part, Serialized
 
-from .test_lsp_serialized import frames_of
+from .test_lsp_serialized import _Raw
 
 
-class _Capture:
-    """Collects what the protocol writes (a fake transport: unit test only)."""
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.frames.extend(frames_of(bytes(data)))
-
-    def close(self) -> None:
-        return None
+class _Capture(_Raw):
+    """Collects what the protocol writes (a fake transport: unit test only), as messages."""
 
     def messages(self) -> list[dict[str, Any]]:
         return [json.loads(f.split(b"\r\n\r\n", 1)[1]) for f in self.frames]
