@@ -29,7 +29,7 @@ from tree_sitter import Node, Query
 from . import grammars
 from .languages import bindings
 from .languages.base import Item, Mapping, node_text
-from .languages.bindings import Marks, captures_in_order
+from .languages.bindings import Marks, Point, captures_in_order
 from .languages.csharp_bindings import csharp_marks
 from .languages.go_bindings import go_marks
 from .languages.java_bindings import java_marks
@@ -273,18 +273,21 @@ def extract_edges(
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
     elif language in ("typescript", "tsx"):
         marks = typescript_marks(language, root, scopes.binding_scope, scopes.classes)
-        found = _mark_bindings(found, marks)
+        found = _calls_of_parameters(_mark_bindings(found, marks), marks, scopes)
     elif language == "csharp":
         marks = csharp_marks(root, scopes.binding_scope, scopes.classes)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
+        found = _calls_of_parameters(found, marks, scopes)
     elif language == "kotlin":
         marks = kotlin_marks(root, scopes.binding_scope, scopes.classes)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _THIS, calls_only=True)
+        found = _calls_of_parameters(found, marks, scopes)
     elif language == "go":
         marks = go_marks(root, scopes.binding_scope)
-        found = _narrow(_mark_bindings(found, marks), marks)
+        found = _calls_of_parameters(_narrow(_mark_bindings(found, marks), marks), marks, scopes)
     elif language == "rust":
-        found = _mark_bindings(found, rust_marks(root, scopes.binding_scope))
+        marks = rust_marks(root, scopes.binding_scope)
+        found = _calls_of_parameters(_mark_bindings(found, marks), marks, scopes)
     args = counted.get
     if column is None:
         return tuple(
@@ -414,6 +417,31 @@ def _through_variables(
                     row = (*row[:5], "?." + name, *row[6:])
                 elif head != name or (scope, name) not in typed:
                     row = (*row[:5], "?." + rest, *row[6:])
+        out.append(row)
+    return out
+
+
+def _calls_of_parameters(found: list[_Row], marks: Marks, scopes: _Scopes) -> list[_Row]:
+    """A bare call whose name is a parameter of the function it is in calls what was passed
+    (a Go ``func`` value, a Rust closure, a Kotlin function type or ``invoke`` operator, a C#
+    delegate, a TypeScript callback), never a function of that name: ``start(1)`` inside
+    ``launch(start: (Int) -> Unit)`` is ``?.start`` — unresolved, with the definitions so named
+    as candidates. Only parameters: a local may be bound after a call of its name
+    (``val x = x()``), a parameter is bound before the body runs."""
+    if not marks.parameters:
+        return found
+    # a Go function literal's parameter is keyed by its narrowed name, used inside the literal
+    literals: dict[str, list[tuple[Point, Point, str]]] = {}
+    for a, b, n, key in marks.narrowed:
+        literals.setdefault(n, []).append((a, b, key))
+    out: list[_Row] = []
+    for row in found:
+        if row[3] is EdgeKind.CALL and "." not in row[5]:
+            name, at = row[5], (row[6], row[7])
+            own = marks.parameters.get(scopes.binding_scope_of(row[4]), ())
+            inner = any(a <= at <= b and key in own for a, b, key in literals.get(name, ()))
+            if inner or name in own:
+                row = (*row[:5], "?." + name, *row[6:9], "")
         out.append(row)
     return out
 

@@ -78,13 +78,16 @@ class Marks(dict[tuple[int, int], str]):
     ``variables`` (scope → the names a parameter, assignment, loop, pattern… binds in that
     function: they shadow any definition of the same name outside it), ``typed`` (the
     (scope, name) of those whose type the marks state) and ``members`` (the end points of
-    bare names that are members, never a variable: Swift's ``.range(…)``)."""
+    bare names that are members, never a variable: Swift's ``.range(…)``) and
+    ``parameters`` (scope → the names of the function's own parameters: a bare call of one,
+    ``start(1)``, calls what was passed, never a function of that name)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.variables: dict[str, set[str]] = {}
         self.typed: set[tuple[str, str]] = set()
         self.members: set[tuple[int, int]] = set()  # end points of names read as members, not variables
+        self.parameters: dict[str, set[str]] = {}
         # where an `isinstance` test narrows a name: (block start, block end, name, the name
         # the narrowed uses take: `x#12c4`, bound to the tested class) and the nested
         # functions inside that block, where it does not hold (they run later)
@@ -356,12 +359,19 @@ class Collector:
         self.elsewhere: set[str] = set()
         self.generics: set[str] = set()
         self.members: set[tuple[int, int]] = set()
+        self.parameters: dict[str, set[str]] = defaultdict(set)
 
     def bind(self, scope: str, name: str, b: _Binding) -> None:
         key = ("attr", scope, name) if scope in self.classes else ("local", scope, name)
         self.found[key].append(b)
         if scope:
             self.elsewhere.add(name)
+
+    def parameter(self, scope: str, name: str, b: _Binding) -> None:
+        """A parameter of the function ``scope``: bound, and a bare call of it is its value."""
+        self.bind(scope, name, b)
+        if scope:
+            self.parameters[scope].add(name)
 
     def unknown(self, scope: str, names: Iterable[str]) -> None:
         """Names a binding leaves untyped (a loop, lambda, pattern variable…)."""
@@ -382,6 +392,7 @@ class Collector:
         found = _without_generics(self.found, self.generics)
         marks = _decide(rule(found) if rule is not None else found, self.elsewhere)
         marks.members = self.members
+        marks.parameters = dict(self.parameters)
         return marks
 
 

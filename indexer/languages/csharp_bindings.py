@@ -63,7 +63,9 @@ def csharp_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
             c.unknown(scope, _identifiers(node))
         elif capture in ("param", "property"):
             name = node.child_by_field_name("name")
-            if name is not None:
+            if name is not None and capture == "param":
+                c.parameter(scope, node_text(name), _declared(node.child_by_field_name("type")))
+            elif name is not None:
                 c.bind(scope, node_text(name), _declared(node.child_by_field_name("type")))
         elif capture == "decl":
             declared = node.child_by_field_name("type")

@@ -86,7 +86,7 @@ def go_marks(root: Node, at: Callable[[int], str]) -> Marks:
                 continue  # the receiver: written `self` by the parser
             b = _declared(node.child_by_field_name("type"))
             for name in node.children_by_field_name("name"):
-                c.bind(scope, param_name(name, node), b)
+                c.parameter(scope, param_name(name, node), b)
         elif capture == "var":
             names = node.children_by_field_name("name")
             values = node.child_by_field_name("value")

@@ -61,7 +61,9 @@ def kotlin_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mar
                 c.bind(scope, node_text(name), _UNKNOWN)
         elif capture == "param":
             name = _child(node, ("simple_identifier",))
-            if name is not None:
+            if name is not None and _invoked(node):
+                c.parameter(scope, node_text(name), _declared(node))
+            elif name is not None:
                 c.bind(scope, node_text(name), _declared(node))
         elif capture == "classparam":
             name = _child(node, ("simple_identifier",))
@@ -94,6 +96,20 @@ def _property(prop: Node, scope: str, bind: Callable[[str, str, _Binding], None]
         bind(scope, node_text(name), _declared(declared))
         return
     bind(scope, node_text(name), _value(value_after_equals(prop)))
+
+
+def _invoked(param: Node) -> bool:
+    """Whether a bare call of the function's parameter ``param`` calls the parameter: its
+    type is a function type (``(Int) -> Unit``, ``(() -> Unit)?``, ``suspend T.() -> R``).
+    A parameter of a class type is called only when its class has an ``operator fun invoke``;
+    else ``flow { … }`` beside a parameter ``flow: Flow<T>`` calls the function ``flow`` — not
+    known here, so such a call keeps its name. A function type's own parameter names nothing."""
+    if param.parent is not None and param.parent.type == "function_type_parameters":
+        return False
+    node = _child(param, ("function_type", "nullable_type", "parenthesized_type"))
+    while node is not None and node.type != "function_type":
+        node = _child(node, ("function_type", "nullable_type", "parenthesized_type"))
+    return node is not None
 
 
 def _declared(node: Node) -> _Binding:

@@ -64,7 +64,10 @@ def rust_marks(root: Node, at: Callable[[int], str]) -> Marks:
                 b = annotated(target)
             else:
                 b = _value(node.child_by_field_name("value"))
-            c.bind(scope, node_text(pattern), b)
+            if capture == "param":
+                c.parameter(scope, node_text(pattern), b)
+            else:
+                c.bind(scope, node_text(pattern), b)
         elif capture == "field":
             owner = _struct_owner(node, scope)
             field = node.child_by_field_name("name")

@@ -48,6 +48,7 @@ _TS_QUERY = """
 (function_signature) @function
 (type_parameter) @generic
 """
+_TS_TYPES = frozenset({"function_type", "constructor_type"})
 _TS_NAMES = frozenset({"identifier", "shorthand_property_identifier_pattern", "property_identifier"})
 
 
@@ -75,7 +76,11 @@ def typescript_marks(language: str, root: Node, at: Callable[[int], str], classe
                 c.unknown(scope, _ts_identifiers(pattern))  # `...rest`, `{ a, b }`
                 continue
             b = annotated(target)
-            c.bind(scope, node_text(pattern), b)
+            signature = node.parent.parent if node.parent is not None else None
+            if signature is not None and signature.type in _TS_TYPES:
+                c.bind(scope, node_text(pattern), b)  # `(n: number) => number`: a type's parameter
+            else:
+                c.parameter(scope, node_text(pattern), b)
             cls = owner(scope)
             modifiers = {n.type for n in node.named_children}
             if cls is not None and modifiers & {"accessibility_modifier", "readonly"}:

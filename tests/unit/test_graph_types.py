@@ -1144,3 +1144,82 @@ def csharp_call(body: str, call: str) -> str | None:
 )
 def test_csharp_declared_types_resolve_calls(body: str, call: str, want: str | None) -> None:
     assert csharp_call(body, call) == want
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "caller", "other"),
+    [
+        (
+            "m.go",
+            "package m\nfunc start(x int) int { return x }\n"
+            "func run(start func(int) int) int { return start(1) }\n"
+            "func other() int { return start(2) }\n"
+            "func lit() { f := func(start func()) { start() }; f(nil) }\n",
+            "run",
+            "other",
+        ),
+        (
+            "r.rs",
+            "fn start(x: i32) -> i32 { x }\nfn run(start: fn(i32) -> i32) -> i32 { start(1) }\n"
+            "fn other() -> i32 { start(2) }\n",
+            "run",
+            "other",
+        ),
+        (
+            "t.ts",
+            "function start(x: number) { return x }\n"
+            "function run(start: (n: number) => number) { return start(1) }\n"
+            "function other(f: (start: number) => number) { return start(2) }\n",
+            "run",
+            "other",
+        ),
+        (
+            "B.kt",
+            "class Job {\n    fun start(block: () -> Unit) { block() }\n"
+            "    fun launch(start: (Int) -> Unit) { start(1) }\n    fun go() { start({}) }\n}\n",
+            "Job.launch",
+            "Job.go",
+        ),
+        (
+            "C.cs",
+            "using System;\nclass Job {\n    void start(int x) {}\n"
+            "    void Launch(Action<int> start) { start(1); }\n    void Go() { start(2); }\n}\n",
+            "Job.Launch",
+            "Job.Go",
+        ),
+    ],
+)
+def test_a_call_of_a_parameter_is_not_a_function_of_that_name(
+    path: str, code: str, caller: str, other: str
+) -> None:
+    """``start(1)`` inside ``run(start: …)`` calls what was passed: unresolved, with the
+    functions named ``start`` as candidates; a call of ``start`` where no parameter is so
+    named (a function type's own parameter names nothing) still finds the function."""
+    g = graph_of({path: code})
+    calls = [e for e in g.snapshot.edges_of(path) if e.kind is EdgeKind.CALL and e.last_name == "start"]
+    by_caller = {e.from_symbol: g.resolver.resolve(e) for e in calls}
+    passed = by_caller[caller]
+    assert passed.symbol is None
+    assert [s.name for s in passed.candidates] == ["start"]
+    named = by_caller[other].symbol
+    assert named is not None and named.name == "start"
+    assert all(r.symbol is None for scope, r in by_caller.items() if scope.endswith("lit"))
+
+
+def test_kotlin_a_parameter_of_a_class_type_is_called_only_through_its_invoke() -> None:
+    """``flow { … }`` beside a parameter ``flow: Flow<T>`` calls the function ``flow`` (a
+    class-typed parameter is callable only through an ``operator fun invoke``); a nullable
+    function type and a function-typed parameter with a receiver are called themselves."""
+    code = (
+        "class Flow<T>\nfun <T> flow(block: () -> Unit): Flow<T> = Flow()\n"
+        "fun <T> combine(flow: Flow<T>): Flow<T> = flow { }\n"
+        "fun <T> maybe(flow: (() -> Unit)?) { flow() }\n"
+        "fun <T> each(flow: suspend Flow<T>.(value: T) -> Unit) { flow(1) }\n"
+    )
+    g = graph_of({"F.kt": code})
+    calls = {
+        e.from_symbol: g.resolver.resolve(e) for e in g.snapshot.edges_of("F.kt") if e.last_name == "flow"
+    }
+    combined = calls["combine"].symbol
+    assert combined is not None and combined.qualified_name == "flow"
+    assert calls["maybe"].symbol is None and calls["each"].symbol is None
