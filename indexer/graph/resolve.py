@@ -325,6 +325,16 @@ class Resolver(BoundTypes, ModuleFinder):
             # `k(…)` / `k().m` where `k` holds a class (`k: type[Foo]`, `k = f()` with
             # `f() -> type[Foo]`): that class is called
             target = made_by[0]
+        elif (
+            lang == "kotlin"
+            and call
+            and not rest
+            and (held := self.variable_type(edge.path, edge.from_symbol, head)) is not None
+            and (invoke := self.member(held, "invoke")) is not None
+        ):
+            # `start(…)` where the parameter or local `start: CoroutineStart` has an
+            # `operator fun invoke`: that is what runs (a function-typed one is `?.start`)
+            target = invoke
         elif head != "?":
             variable = bool(rest) and not called[0]
             held = self.variable_type(edge.path, edge.from_symbol, head) if variable else None

@@ -1223,3 +1223,22 @@ def test_kotlin_a_parameter_of_a_class_type_is_called_only_through_its_invoke() 
     combined = calls["combine"].symbol
     assert combined is not None and combined.qualified_name == "flow"
     assert calls["maybe"].symbol is None and calls["each"].symbol is None
+
+
+def test_kotlin_a_call_of_a_typed_name_whose_class_has_invoke_runs_invoke() -> None:
+    """``start(block)`` inside ``fun start(start: CoroutineStart, …)`` runs
+    ``CoroutineStart.invoke``, not the function itself; a class without ``invoke`` leaves
+    the call to the function of that name."""
+    code = (
+        "enum class CoroutineStart { DEFAULT; operator fun invoke(block: () -> Unit) {} }\n"
+        "class Plain\nfun plain(x: Int) {}\n"
+        "class Job {\n    fun start(start: CoroutineStart, block: () -> Unit) {\n        start(block)\n    }\n"
+        "    fun other(plain: Plain) { plain(1) }\n}\n"
+    )
+    g = graph_of({"J.kt": code})
+    calls = {
+        e.last_name: g.resolver.resolve(e) for e in g.snapshot.edges_of("J.kt") if e.kind is EdgeKind.CALL
+    }
+    started, planned = calls["start"].symbol, calls["plain"].symbol
+    assert started is not None and started.qualified_name == "CoroutineStart.invoke"
+    assert planned is not None and planned.qualified_name == "plain"
