@@ -1232,7 +1232,8 @@ def test_kotlin_a_call_of_a_typed_name_whose_class_has_invoke_runs_invoke() -> N
     code = (
         "enum class CoroutineStart { DEFAULT; operator fun invoke(block: () -> Unit) {} }\n"
         "class Plain\nfun plain(x: Int) {}\n"
-        "class Job {\n    fun start(start: CoroutineStart, block: () -> Unit) {\n        start(block)\n    }\n"
+        "class Job {\n    fun start(start: CoroutineStart, block: () -> Unit) {\n"
+        "        start(block)\n    }\n"
         "    fun other(plain: Plain) { plain(1) }\n}\n"
     )
     g = graph_of({"J.kt": code})
