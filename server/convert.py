@@ -38,9 +38,9 @@ from codesift.indexer.model import IndexStatus, Span, Symbol
 from codesift.indexer.paths import os_path
 from codesift.indexer.progress import Progress
 from codesift.indexer.research import Finding, ResearchResult
+from codesift.indexer.search.names import SymbolHit
 from codesift.indexer.search.passages import GrepResult, Passage
 from codesift.indexer.search.results import SearchHit, SearchReport, SearchResult
-from codesift.indexer.search.symbols import SymbolHit
 
 T = TypeVar("T")
 

@@ -41,11 +41,11 @@ from codesift.indexer.model import SymbolKind
 from codesift.indexer.search.filters import path_allowed
 from codesift.indexer.search.grep import grep as grep_files
 from codesift.indexer.search.hybrid import search as run_search
+from codesift.indexer.search.names import SymbolHit
 from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import SearchHit, SearchRequest, SearchResult
 from codesift.indexer.search.semantic import AGENT_VECTOR_THRESHOLD
 from codesift.indexer.search.symbol_words import match_symbols
-from codesift.indexer.search.symbols import SymbolHit
 from codesift.indexer.sync import index_status
 
 from .mcp_answer import (

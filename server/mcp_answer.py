@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from codesift.indexer.graph import CallSite, Implementation
 from codesift.indexer.model import Symbol
+from codesift.indexer.search.names import SymbolHit, SymbolMatch
 from codesift.indexer.search.passages import Passage
 from codesift.indexer.search.results import SearchHit
-from codesift.indexer.search.symbols import SymbolHit, SymbolMatch
 
 # Room kept for the summary line and the "[MORE] …" line.
 RESERVE = 1_000

@@ -20,7 +20,8 @@ from ..model import Symbol
 from ..store import Store
 from . import bounds
 from .bounds import check_int, check_query
-from .symbols import NameTable, SymbolHit, SymbolIndex, SymbolMatch, find_symbols, one_shot_symbols
+from .names import NameTable, SymbolHit, SymbolMatch
+from .symbols import SymbolIndex, find_symbols, one_shot_symbols
 
 # More words than this read as a sentence, for the search part alone.
 MAX_WORDS = 3

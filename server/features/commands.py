@@ -17,11 +17,11 @@ from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.research import code_research, render_markdown
 from codesift.indexer.search.grep import grep
 from codesift.indexer.search.hybrid import check_request, search
+from codesift.indexer.search.names import SymbolHit
 from codesift.indexer.search.passages import CaseMode, GrepResult
 from codesift.indexer.search.report import incomplete_notes
 from codesift.indexer.search.results import SearchRequest, SearchResult
 from codesift.indexer.search.symbol_words import match_symbols
-from codesift.indexer.search.symbols import SymbolHit
 from codesift.indexer.sync import index_status
 
 from .. import convert

@@ -18,9 +18,9 @@ from codesift.indexer.enclosing import enclosing_symbols
 from codesift.indexer.errors import CodesiftError, IndexMissingError
 from codesift.indexer.model import Symbol
 from codesift.indexer.search.hybrid import ranked_chunks
+from codesift.indexer.search.names import SymbolMatch
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.search.symbol_words import match_symbols, query_words
-from codesift.indexer.search.symbols import SymbolMatch
 
 from .. import convert
 from ..lanes import SEARCH, priority_of

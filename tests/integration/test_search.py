@@ -15,9 +15,10 @@ from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.errors import IndexMissingError
 from codesift.indexer.model import ChunkKind
 from codesift.indexer.search.hybrid import search
+from codesift.indexer.search.names import SymbolMatch
 from codesift.indexer.search.results import Filters, MatchType, SearchRequest, Source
 from codesift.indexer.search.symbol_words import find_by_words, query_words
-from codesift.indexer.search.symbols import SymbolIndex, SymbolMatch, find_symbols
+from codesift.indexer.search.symbols import SymbolIndex, find_symbols
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import Store
 from codesift.indexer.sync import index_workspace, open_store

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from codesift.indexer.model import SymbolKind
-from codesift.indexer.search.symbols import SymbolMatch
+from codesift.indexer.search.names import SymbolMatch
 from codesift.server import endpoint
 from codesift.server.cli_print import MEMBER_MATCH, SYMBOL_KINDS
 from codesift.server.endpoint import Endpoint, address, ask

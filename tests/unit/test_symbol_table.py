@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from codesift.indexer.model import Position, Span, Symbol, SymbolKind
-from codesift.indexer.search.symbols import NameTable, SymbolMatch
+from codesift.indexer.search.names import NameTable, SymbolMatch
 from codesift.indexer.symtab import SymbolColumns, concat
 
 
@@ -78,7 +78,7 @@ def test_exact_prefix_and_qualified_matches_keep_the_tables_order_among_namesake
 def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names() -> None:
     import random
 
-    from codesift.indexer.search.symbols import _hump_parts, _hump_regex
+    from codesift.indexer.search.names import hump_parts, hump_regex
 
     rng = random.Random(19)
     words = ["get", "user", "http", "conn", "ssl", "context", "parse", "x2", "v1", "logger", "arg", "set"]
@@ -100,12 +100,12 @@ def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names(
     queries = [
         q
         for q in {ident() for _ in range(60)} | {"gU", "hC", "sC", "pA", "gUS", "HTTPConn"}
-        if len(_hump_parts(q)) > 1
+        if len(hump_parts(q)) > 1
     ]
     assert len(queries) > 20
     found = 0
     for q in queries:
-        fast, full = _hump_regex(q, ascii_names=True), _hump_regex(q)
+        fast, full = hump_regex(q, ascii_names=True), hump_regex(q)
         assert fast is not None and full is not None
         assert b"\\p{" not in fast.pattern and b"\\p{" in full.pattern
         starts = [m.start() for m in full.finditer(joined)]
@@ -117,13 +117,13 @@ def test_camel_humps_over_ascii_names_use_ascii_classes_and_find_the_same_names(
 def test_substrings_looked_up_by_trigram_find_the_names_a_scan_of_every_name_finds() -> None:
     import random
 
-    from codesift.indexer.search import symbols
+    from codesift.indexer.search import names
 
     rng = random.Random(5)
     letters = "abcdefghijklmnop_ABCDEFGHIJéÉßïİ0123"
     idents = [
         "".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
-        for _ in range(symbols._TRIGRAM_MIN + 500)
+        for _ in range(names._TRIGRAM_MIN + 500)
     ]
     idents += ["two words", "line\nbreak", "getUserName", "get_user_name", "UserName"] * 3  # namesakes
     table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
@@ -182,7 +182,7 @@ def test_every_word_is_held_by_a_rows_name_container_or_path_as_one_row_at_a_tim
 def test_camel_humps_tried_on_the_names_holding_a_tail_find_what_a_scan_of_every_name_finds() -> None:
     import random
 
-    from codesift.indexer.search import symbols
+    from codesift.indexer.search import names
 
     rng = random.Random(23)
     words = ["get", "user", "http", "connection", "ssl", "context", "parse", "logger", "arg", "temp", "dir"]
@@ -193,7 +193,7 @@ def test_camel_humps_tried_on_the_names_holding_a_tail_find_what_a_scan_of_every
             return "_".join(parts)
         return parts[0] + "".join(p.title() for p in parts[1:])
 
-    idents = list({ident() for _ in range(symbols._TRIGRAM_MIN * 2)})
+    idents = list({ident() for _ in range(names._TRIGRAM_MIN * 2)})
     table = NameTable(sym(n, i) for i, n in enumerate(idents, 1))
     assert table._grams is not None and table._ascii
 
@@ -212,7 +212,7 @@ def test_camel_humps_tried_on_the_names_holding_a_tail_find_what_a_scan_of_every
         "ArgParse",
         "get_user",
     ]:
-        hump = symbols._hump_regex(q, ascii_names=True)
+        hump = names.hump_regex(q, ascii_names=True)
         assert hump is not None
         assert table._hump_rows(q, hump) == scanned(hump), q
         found += len(scanned(hump))
