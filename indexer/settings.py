@@ -300,8 +300,10 @@ class Settings:
             # parameter a local; C / C++ lines holding only a macro name blanked for the
             # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
             # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
-            # folded into the implementation), so old indexes rebuild.
-            "parser": "11",
+            # folded into the implementation); 12: Ruby `class << self` bodies are scopes of
+            # their class, and a comment opening a Ruby body stays with the member below
+            # it), so old indexes rebuild.
+            "parser": "12",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

@@ -546,6 +546,54 @@ def test_ruby_module_nesting_and_initialize() -> None:
     }
 
 
+def test_kotlin_doc_comment_and_annotations_above_a_declaration_are_in_its_chunk() -> None:
+    """tree-sitter-kotlin keeps the KDoc after the last import inside the import list (172
+    of the 211 Kotlin files of kotlinx-coroutines and exposed), and reads annotations with
+    a `::class` argument above a declaration as a prefix expression: `Deferred`'s and
+    `Job`'s chunks held neither their documentation nor their annotations (one line,
+    `public interface Job …`). Both now open the declaration's chunk."""
+    source = (
+        "package kotlinx.coroutines\n\nimport kotlinx.coroutines.selects.*\n"
+        "import kotlin.coroutines.*\n\n/**\n * A background job.\n */\n"
+        "@OptIn(ExperimentalSubclassOptIn::class)\n"
+        "@SubclassOptInRequired(InternalForInheritanceCoroutinesApi::class)\n"
+        "public interface Job {\n    public fun start(): Boolean\n}\n\n"
+        "// Runs the block.\nfun run() {\n}\n"
+    )
+    result = parse("kotlin", source)
+    job = next(c for c in result.chunks if c.symbol == "Job")
+    assert (job.start_line, job.end_line, job.kind) == (6, 13, ChunkKind.CLASS)
+    assert "A background job." in job.text
+    imports = next(c for c in result.chunks if "import kotlin.coroutines" in c.text)
+    assert imports.end_line == 4
+    run = next(c for c in result.chunks if c.symbol == "run")
+    assert run.start_line == 15
+
+
+def test_ruby_methods_in_a_singleton_class_are_the_class_methods() -> None:
+    """`class << self … end` holds a class's class methods (sinatra's `before`, `after`,
+    `get`, `set` …: 670 lines of `Sinatra::Base`). It was a plain statement, so its methods
+    were no symbols and it was cut every 80 lines as a class part. Its methods are now
+    the class's methods, each a chunk and a symbol."""
+    source = (
+        "module Sinatra\n  class Base\n    class << self\n"
+        "      # Define a before filter.\n      def before(path = nil, &block)\n"
+        "        add_filter(:before, path, &block)\n      end\n\n"
+        "      def after(path = nil, &block)\n        add_filter(:after, path, &block)\n"
+        "      end\n    end\n  end\nend\n"
+    )
+    result = parse("ruby", source, ChunkSettings(max_lines=6, min_lines=0))
+    assert symbols_of(result) == {
+        "Sinatra": (SymbolKind.MODULE, ""),
+        "Sinatra.Base": (SymbolKind.CLASS, "Sinatra"),
+        "Sinatra.Base.before": (SymbolKind.METHOD, "Sinatra.Base"),
+        "Sinatra.Base.after": (SymbolKind.METHOD, "Sinatra.Base"),
+    }
+    before = next(c for c in result.chunks if c.symbol == "Sinatra.Base.before")
+    assert (before.start_line, before.end_line, before.kind) == (4, 7, ChunkKind.METHOD)
+    assert not result.had_errors
+
+
 def test_php_interface_trait_and_constructor() -> None:
     source = (
         "<?php\nnamespace App;\ninterface Repo { public function find($id); }\n"
