@@ -319,26 +319,7 @@ class _FileParse(_Chunker):
         if found is None:
             found = bool(self.mapping.attached.search(node.type))
             self._attachable[node.type] = found
-        return found or self.mapping.attaches(node)
-
-    def trailing_comments(self, node: Node, start: int) -> int:
-        """The first line of the comments that end ``node`` right above line ``start``, on
-        lines of their own; ``start`` when there are none. Some grammars keep the comment
-        above a definition inside the statement before it (Kotlin's import list holds the
-        KDoc of the declaration after the imports)."""
-        first = start
-        while node.child_count:
-            kids = node.children
-            i = len(kids)
-            while i > 1 and "comment" in kids[i - 1].type:
-                a, b = _span(kids[i - 1])
-                if b + 1 != first or a <= _span(kids[i - 2])[1]:
-                    break
-                first, i = a, i - 1
-            if i < len(kids) or "comment" in kids[-1].type:
-                return first
-            node = kids[-1]
-        return first
+        return found
 
     def scope(self, items: list[Item], lo: int, hi: int, where: str, symbol: str) -> None:
         """Segments covering lines ``lo..hi`` of a file, class or namespace scope."""
@@ -356,8 +337,6 @@ class _FileParse(_Chunker):
                     break
                 start = a
                 run.pop()
-            if run:  # comments kept inside the statement before (Kotlin's imports)
-                start = self.trailing_comments(run[-1], start)
             start = max(start, cursor)
             if start > end:  # shares its only line with what came before
                 continue

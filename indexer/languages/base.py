@@ -202,11 +202,6 @@ class Mapping:
             body=body,
         )
 
-    def attaches(self, node: Node) -> bool:
-        """Whether a leading sibling of a type ``attached`` does not name belongs to the
-        definition below it (a grammar's misreading of an annotation)."""
-        return False
-
     def imports(self, node: Node) -> list[Import]:
         """The names an import statement (an ``@import`` capture of the edge query) binds."""
         return []

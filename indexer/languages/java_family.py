@@ -156,12 +156,6 @@ class KotlinMapping(Mapping):
             ]
         return []
 
-    def attaches(self, node: Node) -> bool:
-        """Annotations above a declaration that the grammar read as a prefix expression
-        (``@OptIn(X::class)`` then ``@SubclassOptInRequired(Y::class)`` then ``interface``):
-        they open the declaration's chunk as its other annotations do."""
-        return node.type == "prefix_expression" and node.child_count > 0 and node.children[0].type == "annotation"
-
     def imports(self, node: Node) -> list[Import]:
         """``import a.b.C [as D]``, ``import a.b.*``."""
         return _kotlin_import(node)

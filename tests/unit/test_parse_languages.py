@@ -546,30 +546,6 @@ def test_ruby_module_nesting_and_initialize() -> None:
     }
 
 
-def test_kotlin_doc_comment_and_annotations_above_a_declaration_are_in_its_chunk() -> None:
-    """tree-sitter-kotlin keeps the KDoc after the last import inside the import list (172
-    of the 211 Kotlin files of kotlinx-coroutines and exposed), and reads annotations with
-    a `::class` argument above a declaration as a prefix expression: `Deferred`'s and
-    `Job`'s chunks held neither their documentation nor their annotations (one line,
-    `public interface Job …`). Both now open the declaration's chunk."""
-    source = (
-        "package kotlinx.coroutines\n\nimport kotlinx.coroutines.selects.*\n"
-        "import kotlin.coroutines.*\n\n/**\n * A background job.\n */\n"
-        "@OptIn(ExperimentalSubclassOptIn::class)\n"
-        "@SubclassOptInRequired(InternalForInheritanceCoroutinesApi::class)\n"
-        "public interface Job {\n    public fun start(): Boolean\n}\n\n"
-        "// Runs the block.\nfun run() {\n}\n"
-    )
-    result = parse("kotlin", source)
-    job = next(c for c in result.chunks if c.symbol == "Job")
-    assert (job.start_line, job.end_line, job.kind) == (6, 13, ChunkKind.CLASS)
-    assert "A background job." in job.text
-    imports = next(c for c in result.chunks if "import kotlin.coroutines" in c.text)
-    assert imports.end_line == 4
-    run = next(c for c in result.chunks if c.symbol == "run")
-    assert run.start_line == 15
-
-
 def test_ruby_methods_in_a_singleton_class_are_the_class_methods() -> None:
     """`class << self … end` holds a class's class methods (sinatra's `before`, `after`,
     `get`, `set` …: 670 lines of `Sinatra::Base`). It was a plain statement, so its methods
