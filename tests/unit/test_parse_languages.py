@@ -656,6 +656,47 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     assert "{}" not in "".join(c.text for c in result.chunks)
 
 
+def test_cpp_class_with_an_attribute_macro_in_its_head_is_a_class() -> None:
+    """`class ABSL_MUST_USE_RESULT Status final {`: the grammar took the macro for the
+    class and `Status` for a declarator, so abseil's `Status`, `Mutex`, `AnyInvocable` and
+    `flat_hash_map` were functions named after their base class. The macro is blanked
+    for the parse; the class and its members are symbols at their own columns."""
+    source = (
+        "namespace absl {\n\nclass ABSL_MUST_USE_RESULT Status final {\n public:\n"
+        "  bool ok() const { return rep_ == 0; }\n\n private:\n  int rep_;\n};\n\n"
+        "template <class Sig>\nclass ABSL_NULLABILITY_COMPATIBLE AnyInvocable\n"
+        "    : private internal_any_invocable::Impl<Sig> {\n public:\n  AnyInvocable() noexcept = default;\n};\n\n"
+        "struct FOO_BAR value;\n}  // namespace absl\n"
+    )
+    result = parse("cpp", source)
+    where = {s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column) for s in result.symbols}
+    assert where["absl.Status"] == (SymbolKind.CLASS, 3, 27)
+    assert where["absl.Status.ok"][0] is SymbolKind.METHOD
+    assert where["absl.AnyInvocable"] == (SymbolKind.CLASS, 12, 34)
+    assert "ABSL_MUST_USE_RESULT" in "".join(c.text for c in result.chunks)
+
+
+def test_a_header_the_cpp_grammar_reads_better_than_c_is_cpp() -> None:
+    """`.h` is C by its extension, but abseil's 380 headers are C++: read as C, `namespace
+    absl {` failed and each header was one function named `absl` (its API and its
+    documentation no symbols). A `.h` that the C grammar reads with errors and the C++
+    grammar with fewer is parsed as C++, and says so; a C header stays C."""
+    cpp = (
+        "#include <cstring>\n\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n\n"
+        "// Returns whether `haystack` contains `needle`.\n"
+        "inline bool StrContains(absl::string_view haystack, absl::string_view needle) noexcept {\n"
+        "  return haystack.find(needle, 0) != haystack.npos;\n}\n\n"
+        "ABSL_NAMESPACE_END\n}  // namespace absl\n"
+    )
+    result = parse_file("absl/strings/match.h", cpp, "c", project="demo", settings=NO_MERGE)
+    assert result.language == "cpp"
+    assert {c.language for c in result.chunks} == {"cpp"}
+    assert [s.qualified_name for s in result.symbols] == ["absl", "absl.StrContains"]
+    assert not result.had_errors
+    c = "#ifndef UTIL_H\n#define UTIL_H\nstruct point { int x, y; };\nint area(struct point *p);\n#endif\n"
+    assert parse_file("lib/util.h", c, "c", project="demo", settings=NO_MERGE).language == "c"
+
+
 def test_cpp_definition_after_a_lone_macro_line_is_a_symbol() -> None:
     """abseil's headers open with `ABSL_NAMESPACE_BEGIN` on a line of its own; the grammar,
     which does not expand macros, read it as the return type of `class Notification {…}`
