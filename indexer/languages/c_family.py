@@ -40,9 +40,9 @@ _LONE_MACRO = re.compile(rb"^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*$", re.MULTILINE)
 # (``class ABSL_MUST_USE_RESULT Status final {``, ``class ABSL_ATTRIBUTE_OWNER
 # flat_hash_map : public …``): the grammar took the macro for the class and the real name
 # for a declarator, so ``Status``, ``Mutex`` and ``flat_hash_map`` were functions named
-# after their base class. Only the macro (group 1) is blanked.
+# after their base class. Only the macros (group 1; one or more) are blanked.
 _HEAD_MACRO = re.compile(
-    rb"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])"
+    rb"\b(?:class|struct|union)((?:[ \t]+[A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])+)"
     rb"(?=[ \t]+[A-Za-z_]\w*(?:[ \t]+final)?[ \t]*(?:[:{<]|$))",
     re.MULTILINE,
 )
