@@ -474,6 +474,28 @@ def test_typescript_arrow_functions_interfaces_enums_and_namespaces() -> None:
     }
 
 
+def test_typescript_const_made_by_a_call_on_a_function_is_a_chunk_of_its_own() -> None:
+    """zod v4 defines each schema as `export const $ZodLiteral = core.$constructor("…",
+    (inst, def) => {…})`: a constant, so it was merged into a block with the interfaces
+    and constants around it (`schemas.ts:3135-3213 BLOCK`). A constant whose value is a
+    call taking a function (`$constructor`, `forwardRef`, `memo`) is chunked as the
+    function it holds; its symbol stays a constant. A call with no function stays a block."""
+    source = (
+        "export interface $ZodLiteral {\n  values: Set<string>;\n}\n\n"
+        "export const $ZodLiteral: core.$constructor<$ZodLiteral> = /*@__PURE__*/ core.$constructor(\n"
+        '  "$ZodLiteral",\n  (inst, def) => {\n    $ZodType.init(inst, def);\n'
+        "    inst._zod.values = new Set(def.values);\n  }\n);\n\n"
+        'const NAMES = new Set(["a", "b"]);\nconst LIMIT = Math.max(1, 2);\n'
+    )
+    result = parse("typescript", source)
+    literal = [c for c in result.chunks if c.start_line == 5]
+    assert [(c.kind, c.end_line, c.symbol) for c in literal] == [(ChunkKind.FUNCTION, 11, "$ZodLiteral")]
+    assert [(s.name, s.kind) for s in result.symbols if s.selection_range.start.line == 5] == [
+        ("$ZodLiteral", SymbolKind.CONSTANT)
+    ]
+    assert [c.kind for c in result.chunks if c.start_line == 13] == [ChunkKind.BLOCK]
+
+
 def test_swift_struct_protocol_extension_and_init() -> None:
     source = (
         "protocol Shape {\n    func area() -> Double\n}\n"
