@@ -108,7 +108,9 @@ def _parse(
     return ParseResult(language, tuple(chunks), (), False)
 
 
-def _read(path: str, language: str, tools: tuple[Parser, Mapping], source: bytes) -> tuple[str, Mapping, Tree]:
+def _read(
+    path: str, language: str, tools: tuple[Parser, Mapping], source: bytes
+) -> tuple[str, Mapping, Tree]:
     """The file's tree, and the language and mapping that read it: a ``.h`` file the C
     grammar reads with errors and the C++ grammar with fewer is C++ (abseil's headers:
     ``namespace absl {`` made each one function named ``absl``)."""

@@ -687,11 +687,15 @@ def test_cpp_class_with_an_attribute_macro_in_its_head_is_a_class() -> None:
         "namespace absl {\n\nclass ABSL_MUST_USE_RESULT Status final {\n public:\n"
         "  bool ok() const { return rep_ == 0; }\n\n private:\n  int rep_;\n};\n\n"
         "template <class Sig>\nclass ABSL_NULLABILITY_COMPATIBLE ABSL_ATTRIBUTE_OWNER AnyInvocable\n"
-        "    : private internal_any_invocable::Impl<Sig> {\n public:\n  AnyInvocable() noexcept = default;\n};\n\n"
+        "    : private internal_any_invocable::Impl<Sig> {\n public:\n"
+        "  AnyInvocable() noexcept = default;\n};\n\n"
         "struct FOO_BAR value;\n}  // namespace absl\n"
     )
     result = parse("cpp", source)
-    where = {s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column) for s in result.symbols}
+    where = {
+        s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
     assert where["absl.Status"] == (SymbolKind.CLASS, 3, 27)
     assert where["absl.Status.ok"][0] is SymbolKind.METHOD
     assert where["absl.AnyInvocable"] == (SymbolKind.CLASS, 12, 55)

@@ -115,14 +115,7 @@ def apply_role_priors(
                 role = FileRole.COMPAT
             roles[c.path] = role
         scores[cid] *= role_prior(role, asked)
-        if _XW < 1.0 and role is FileRole.SOURCE and _XRX.search(c.path) and "internal" not in query.lower():  # XTEMP
-            scores[cid] *= _XW  # XTEMP
     return roles
-
-
-import os as _os  # XTEMP
-_XW = float(_os.environ.get("XW", "1"))  # XTEMP
-_XRX = re.compile(_os.environ.get("XRX", r"(^|/)_?internals?/"))  # XTEMP
 
 
 def diversify(scores: Mapping[str, float], chunks: Mapping[str, Chunk]) -> list[tuple[str, float]]:
