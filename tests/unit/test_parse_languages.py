@@ -657,6 +657,32 @@ def test_generic_grammars_find_functions_by_node_type_names() -> None:
     assert [(s.name, s.kind) for s in bash.symbols] == [("greet", SymbolKind.FUNCTION)]
 
 
+def test_lua_functions_and_tables_of_functions_assigned_to_names_are_definitions() -> None:
+    """Lua defines as often by assignment as by `function M.f()`: `M.setup = function(opts)`
+    and lazy.nvim's tasks, `M.clone = { skip = function … end, run = function … end }`,
+    were statements, so `manage/task/git.lua` was blocks of 60–80 lines with no symbol. A
+    function assigned to a name is a function; a table constructor holding functions is a
+    class-like scope whose function fields are its methods. A table of plain values stays a
+    statement."""
+    source = (
+        "local M = {}\n\nM.clone = {\n  skip = function(plugin)\n    return plugin.installed\n  end,\n"
+        '  ---@async\n  run = function(self)\n    self:spawn("git")\n  end,\n}\n\n'
+        'M.setup = function(opts)\n  return opts\nend\n\nlocal defaults = {\n  root = "lazy",\n'
+        "  git = { timeout = 120 },\n}\n\nreturn M\n"
+    )
+    result = parse("lua", source, ChunkSettings(max_lines=6, min_lines=0))
+    assert symbols_of(result) == {
+        "M.clone": (SymbolKind.CLASS, ""),
+        "M.clone.skip": (SymbolKind.METHOD, "M.clone"),
+        "M.clone.run": (SymbolKind.METHOD, "M.clone"),
+        "M.setup": (SymbolKind.FUNCTION, ""),
+    }
+    run = next(c for c in result.chunks if c.symbol == "M.clone.run")
+    assert (run.start_line, run.end_line, run.kind) == (7, 10, ChunkKind.METHOD)
+    assert [c.kind for c in result.chunks if c.start_line == 17] == [ChunkKind.BLOCK]
+    assert not result.had_errors
+
+
 def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     """`@_silgen_name(…) func f(…) -> T` has no body (the linker provides it); the grammar
     took the next function into an ERROR and its symbol was lost (vapor's Demangler.swift).
