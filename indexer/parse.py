@@ -389,6 +389,16 @@ class _FileParse(_Chunker):
         """One definition: a chunk, pieces of a long one, or its members' segments."""
         qualified = d.qualified_name
         fits = end - start + 1 <= self.max_lines
+        if d.continues:  # blank lines between the clauses are no block
+            while self.segs and self.size(self.segs[-1].start, self.segs[-1].end) <= 0:
+                self.segs.pop()
+        last = self.segs[-1] if self.segs else None
+        if d.continues and last is not None and last.symbol == qualified and last.end < start:
+            if end - last.start + 1 <= self.max_lines:  # a further clause: the function's chunk grows
+                last.end = end
+                return
+            self.segs.append(_Seg(start, end, last.kind, qualified, None, _Merge.STICKY))
+            return
         if d.role is Role.FUNCTION:
             method = where == "class" or d.kind in (SymbolKind.METHOD, SymbolKind.CONSTRUCTOR)
             kind = ChunkKind.METHOD if method else ChunkKind.FUNCTION
@@ -529,7 +539,7 @@ class _FileParse(_Chunker):
             folded = _folded_overloads(items, self.language)
             for item in items:
                 for d in item.defs:
-                    if d.kind is not None and d.name and id(d) not in folded:
+                    if d.kind is not None and d.name and id(d) not in folded and not d.continues:
                         out.append(self.symbol(d, holder))
                     if d.members:
                         visit(d.members)

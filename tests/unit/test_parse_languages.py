@@ -835,6 +835,31 @@ def test_elixir_modules_and_functions_are_symbols() -> None:
     assert not result.had_errors
 
 
+def test_further_clauses_of_a_function_are_in_its_chunk() -> None:
+    """A function's further equations (Haskell) and clauses (Elixir) are no symbols of
+    their own; they were statements, so each landed in a block of its own between two
+    definitions (ecto: 372 blocks opening on `defp`), named after the module. They now
+    extend the function's chunk, with no second symbol."""
+    haskell = (
+        "module M where\n\n-- | Length.\nlen :: [a] -> Int\nlen [] = 0\n\n"
+        "len (_:xs) = 1 + len xs\n\nother :: Int\nother = 1\n"
+    )
+    result = parse("haskell", haskell)
+    assert [(c.kind, c.start_line, c.end_line, c.symbol) for c in result.chunks if c.symbol == "len"] == [
+        (ChunkKind.FUNCTION, 3, 7, "len")
+    ]
+    assert [s.qualified_name for s in result.symbols] == ["len", "other"]
+    elixir = (
+        'defmodule Ecto.Association do\n  @doc "Checks."\n'
+        "  defp check_action!(%{action: :replace}, _, _) do\n    :error\n  end\n\n"
+        "  defp check_action!(_, _, _), do: :ok\n\n  def other, do: 1\nend\n"
+    )
+    result = parse("elixir", elixir)
+    check = [(c.kind, c.start_line, c.end_line) for c in result.chunks if c.symbol.endswith("check_action!")]
+    assert check == [(ChunkKind.FUNCTION, 2, 7)]
+    assert [s.name for s in result.symbols] == ["Association", "check_action!", "other"]
+
+
 def test_rust_items_inside_a_configuration_macro_are_symbols() -> None:
     """tokio wraps items in `cfg_rt! { … }`; the grammar reads a macro's braces as tokens,
     so `spawn_blocking` and `block_in_place` were no symbols. A top-level macro call whose
