@@ -302,8 +302,11 @@ class Settings:
             # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
             # folded into the implementation); 12: Ruby `class << self` bodies are scopes of
             # their class, and a comment opening a Ruby body stays with the member below
-            # it; a `.h` the C++ grammar reads with fewer errors than C's is C++), so old
-            # indexes rebuild.
+            # it; a `.h` the C++ grammar reads with fewer errors than C's is C++; attribute
+            # macros in a C++ class head blanked; a JS/TS const holding a function given to
+            # a call, Lua functions and tables of functions assigned to names, chunked as
+            # definitions; Elixir / Haskell further clauses in their function's chunk), so
+            # old indexes rebuild.
             "parser": "12",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
