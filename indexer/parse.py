@@ -38,12 +38,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import cast
 
-from tree_sitter import Node, Parser
+from tree_sitter import Node, Parser, Tree
 
 from . import grammars
 from .edges import extract_edges
 from .languages import c_family, rust, swift
-from .languages.base import Definition, Item, Mapping, Role, outline
+from .languages.base import Definition, Item, Mapping, Role, error_count, outline
 from .languages.gomod import module_symbols
 from .languages.mappings import mapping_for
 from .model import (
@@ -99,13 +99,48 @@ def _parse(
 ) -> ParseResult:
     tools = _tools(language) if language else None
     if tools is not None:
-        parser, mapping = tools
         try:
-            return _FileParse(path, lines, language, project, settings, mapping).run(parser, text)
+            language, mapping, tree = _read(path, language, tools, text.encode("utf-8", "surrogatepass"))
+            return _FileParse(path, lines, language, project, settings, mapping).run(tree, text)
         except Exception:  # a grammar or mapping bug must never lose a file
             log.warning("parsing %s as %s failed; indexing line windows", path, language, exc_info=True)
     chunks = _Chunker(path, lines, language, project, settings).windows()
     return ParseResult(language, tuple(chunks), (), False)
+
+
+def _read(
+    path: str, language: str, tools: tuple[Parser, Mapping], source: bytes
+) -> tuple[str, Mapping, Tree]:
+    """The file's tree, and the language and mapping that read it: a ``.h`` file the C
+    grammar reads with errors and the C++ grammar with fewer is C++ (abseil's headers:
+    ``namespace absl {`` made each one function named ``absl``)."""
+    parser, mapping = tools
+    tree = _tree(parser, source, language)
+    if language == "c" and path.endswith(".h") and tree.root_node.has_error:
+        cpp = _tools("cpp")
+        if cpp is not None:
+            other = _tree(cpp[0], source, "cpp")
+            if error_count(other.root_node) < error_count(tree.root_node):
+                return "cpp", cpp[1], other
+    return language, mapping, tree
+
+
+def _tree(parser: Parser, source: bytes, language: str) -> Tree:
+    """The grammar's tree, with the repairs its language takes (rows and columns unchanged)."""
+    tree = parser.parse(source)
+    if tree.root_node.has_error and language == "swift":
+        fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
+        if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
+            tree = parser.parse(fixed)
+    elif language == "rust":
+        unwrapped = rust.unwrapped(source, tree.root_node, parser.parse)
+        if unwrapped is not None:  # `cfg_rt! { items }` read as its items: rows and columns unchanged
+            tree = unwrapped
+    elif tree.root_node.has_error and language in _C_FAMILY:
+        blanked = c_family.repaired(source, tree.root_node, parser.parse)
+        if blanked is not None:  # lone macro lines blanked: rows and columns unchanged
+            tree = blanked
+    return tree
 
 
 def _tools(language: str) -> tuple[Parser, Mapping] | None:
@@ -288,21 +323,7 @@ class _FileParse(_Chunker):
         self.segs: list[_Seg] = []
         self._attachable: dict[str, bool] = {}
 
-    def run(self, parser: Parser, text: str) -> ParseResult:
-        source = text.encode("utf-8", "surrogatepass")
-        tree = parser.parse(source)
-        if tree.root_node.has_error and self.language == "swift":
-            fixed = swift.repaired(source, tree.root_node, lambda b: parser.parse(b).root_node)
-            if fixed is not None:  # body-less functions given `{}`: rows and names unchanged
-                tree = parser.parse(fixed)
-        elif self.language == "rust":
-            unwrapped = rust.unwrapped(source, tree.root_node, parser.parse)
-            if unwrapped is not None:  # `cfg_rt! { items }` read as its items: rows and columns unchanged
-                tree = unwrapped
-        elif tree.root_node.has_error and self.language in _C_FAMILY:
-            blanked = c_family.repaired(source, tree.root_node, parser.parse)
-            if blanked is not None:  # lone macro lines blanked: rows and columns unchanged
-                tree = blanked
+    def run(self, tree: Tree, text: str) -> ParseResult:
         root = tree.root_node
         items = outline(root, self.mapping)
         self.scope(items, 1, len(self.lines), "top", "")
@@ -368,6 +389,16 @@ class _FileParse(_Chunker):
         """One definition: a chunk, pieces of a long one, or its members' segments."""
         qualified = d.qualified_name
         fits = end - start + 1 <= self.max_lines
+        if d.continues:  # blank lines between the clauses are no block
+            while self.segs and self.size(self.segs[-1].start, self.segs[-1].end) <= 0:
+                self.segs.pop()
+        last = self.segs[-1] if self.segs else None
+        if d.continues and last is not None and last.symbol == qualified and last.end < start:
+            if end - last.start + 1 <= self.max_lines:  # a further clause: the function's chunk grows
+                last.end = end
+                return
+            self.segs.append(_Seg(start, end, last.kind, qualified, None, _Merge.STICKY))
+            return
         if d.role is Role.FUNCTION:
             method = where == "class" or d.kind in (SymbolKind.METHOD, SymbolKind.CONSTRUCTOR)
             kind = ChunkKind.METHOD if method else ChunkKind.FUNCTION
@@ -508,7 +539,7 @@ class _FileParse(_Chunker):
             folded = _folded_overloads(items, self.language)
             for item in items:
                 for d in item.defs:
-                    if d.kind is not None and d.name and id(d) not in folded:
+                    if d.kind is not None and d.name and id(d) not in folded and not d.continues:
                         out.append(self.symbol(d, holder))
                     if d.members:
                         visit(d.members)

@@ -300,8 +300,14 @@ class Settings:
             # parameter a local; C / C++ lines holding only a macro name blanked for the
             # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
             # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
-            # folded into the implementation); 12: a bare call of a function's parameter
-            # (Go, Rust, TypeScript, C#; Kotlin's of a function type) written `?.name`), so
+            # folded into the implementation); 12: Ruby `class << self` bodies are scopes of
+            # their class, and a comment opening a Ruby body stays with the member below
+            # it; a `.h` the C++ grammar reads with fewer errors than C's is C++; attribute
+            # macros in a C++ class head blanked; a JS/TS const holding a function given to
+            # a call, Lua functions and tables of functions assigned to names, chunked as
+            # definitions; Elixir / Haskell further clauses in their function's chunk; a bare
+            # call of a function's parameter (Go, Rust, TypeScript, C#; Kotlin's of a
+            # function type) written `?.name`), so
             # old indexes rebuild.
             "parser": "12",
             "max_tokens": str(self.embed.max_tokens),

@@ -54,6 +54,9 @@ class Definition:
     qualified_name: str = ""
     container: str = ""
     members: list[Item] = field(default_factory=list)
+    # a further clause / equation of the function above (Elixir, Haskell): it extends that
+    # function's chunk and is no symbol of its own
+    continues: bool = False
 
 
 @dataclass(slots=True)

@@ -36,19 +36,31 @@ _TYPE_SPECIFIERS = {
 # ``ABSL_NAMESPACE_BEGIN`` / ``class Notification {…}`` parsed as one function named
 # ``Notification``, and the class was no symbol.
 _LONE_MACRO = re.compile(rb"^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*$", re.MULTILINE)
+# An upper-case attribute macro between ``class`` / ``struct`` / ``union`` and the name
+# (``class ABSL_MUST_USE_RESULT Status final {``, ``class ABSL_ATTRIBUTE_OWNER
+# flat_hash_map : public …``): the grammar took the macro for the class and the real name
+# for a declarator, so ``Status``, ``Mutex`` and ``flat_hash_map`` were functions named
+# after their base class. Only the macros (group 1; one or more) are blanked.
+_HEAD_MACRO = re.compile(
+    rb"\b(?:class|struct|union)((?:[ \t]+[A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])+)"
+    rb"(?=[ \t]+[A-Za-z_]\w*(?:[ \t]+final)?[ \t]*(?:[:{<]|$))",
+    re.MULTILINE,
+)
 
 
 def repaired(source: bytes, root: Node, parse: Callable[[bytes], Tree]) -> Tree | None:
-    """The parse of ``source`` with every line that is only a macro name blanked (spaces
-    for its bytes, so every row and column stays where it was), or None when there is no
-    such line or the blanked text parses with no fewer errors than ``source`` (``root``).
+    """The parse of ``source`` with every line that is only a macro name, and every
+    attribute macro in a class head, blanked (spaces for its bytes, so every row and
+    column stays where it was), or None when there is none or the blanked text parses
+    with no fewer errors than ``source`` (``root``).
     Only the parse reads the blanked bytes; chunks keep the file's own lines."""
-    lone = [m for m in _LONE_MACRO.finditer(source) if not _continues(source, m.start())]
-    if not lone:
+    spans = [m.span() for m in _LONE_MACRO.finditer(source) if not _continues(source, m.start())]
+    spans += [m.span(1) for m in _HEAD_MACRO.finditer(source)]
+    if not spans:
         return None
     out = bytearray(source)
-    for m in lone:
-        out[m.start() : m.end()] = b" " * (m.end() - m.start())
+    for start, end in spans:
+        out[start:end] = b" " * (end - start)
     tree = parse(bytes(out))
     return tree if error_count(tree.root_node) < error_count(root) else None
 

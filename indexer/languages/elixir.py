@@ -40,14 +40,14 @@ class ElixirMapping(Mapping):
             return [Definition(node, node, name, name_node, kind, Role.NAMESPACE, body, qualifier=qualifier)]
         if keyword in _FUNCTIONS:
             name_node = _defined_name(node)
-            if name_node is None or _further_clause(node, node_text(name_node)):
+            if name_node is None:
                 return []
             body = next((c for c in node.named_children if c.type == "do_block"), None)
-            return [
-                Definition(
-                    node, node, node_text(name_node), name_node, SymbolKind.FUNCTION, Role.FUNCTION, body
-                )
-            ]
+            d = Definition(
+                node, node, node_text(name_node), name_node, SymbolKind.FUNCTION, Role.FUNCTION, body
+            )
+            d.continues = _further_clause(node, d.name)  # extends the function above, no symbol
+            return [d]
         return []
 
 

@@ -34,10 +34,12 @@ class HaskellMapping(Mapping):
     attached = re.compile(r"comment|haddock|signature|pragma")
 
     def definitions(self, node: Node, scope: Scope) -> list[Definition]:
-        """As the rules say, but a further equation of the function above is no definition."""
+        """As the rules say; a further equation of the function above continues it."""
+        found = super().definitions(node, scope)
         if node.type in _EQUATIONS and _further_equation(node):
-            return []
-        return super().definitions(node, scope)
+            for d in found:
+                d.continues = True
+        return found
 
 
 def _further_equation(node: Node) -> bool:

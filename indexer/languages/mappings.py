@@ -8,6 +8,7 @@ from .elixir import ElixirMapping
 from .go import GoMapping
 from .haskell import HaskellMapping
 from .java_family import CSharpMapping, JavaMapping, KotlinMapping
+from .lua import LuaMapping
 from .php import PhpMapping
 from .python import PythonMapping
 from .ruby import RubyMapping
@@ -33,6 +34,7 @@ _SPECIFIC: dict[str, type[Mapping]] = {
     "php": PhpMapping,
     "haskell": HaskellMapping,
     "elixir": ElixirMapping,
+    "lua": LuaMapping,
 }
 
 

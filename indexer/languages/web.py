@@ -139,6 +139,11 @@ def _variables(node: Node, scope: Scope) -> list[Definition]:
             kind = SymbolKind.METHOD if scope.in_class else SymbolKind.FUNCTION
             body = value.child_by_field_name("body")
             return [Definition(decl, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)]
+        held = _held_function(value) if len(declarators) == 1 and not scope.in_class else None
+        if held is not None:  # `const X = core.$constructor("X", (inst, def) => {…})`: a chunk
+            kind = SymbolKind.CONSTANT if is_const else SymbolKind.VARIABLE
+            body = held.child_by_field_name("body")
+            return [Definition(decl, node, node_text(name_node), name_node, kind, Role.FUNCTION, body)]
         if len(declarators) == 1 and value is not None and value.type in _CLASS_VALUES:
             body = value.child_by_field_name("body")
             return [
@@ -148,3 +153,16 @@ def _variables(node: Node, scope: Scope) -> list[Definition]:
             kind = SymbolKind.CONSTANT if is_const else SymbolKind.VARIABLE
             found.append(Definition(decl, node, node_text(name_node), name_node, kind, Role.SYMBOL, None))
     return found
+
+
+def _held_function(value: Node | None) -> Node | None:
+    """The function a call is given, when the value is such a call spanning several lines
+    (``core.$constructor("X", (inst, def) => {…})``, ``forwardRef((props, ref) => …)``):
+    the last function argument; None for any other value."""
+    if value is None or value.type != "call_expression" or value.start_point.row == value.end_point.row:
+        return None
+    args = value.child_by_field_name("arguments")
+    if args is None:
+        return None
+    held = [a for a in args.named_children if a.type in _FUNCTION_VALUES]
+    return held[-1] if held else None

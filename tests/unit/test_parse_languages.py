@@ -474,6 +474,28 @@ def test_typescript_arrow_functions_interfaces_enums_and_namespaces() -> None:
     }
 
 
+def test_typescript_const_made_by_a_call_on_a_function_is_a_chunk_of_its_own() -> None:
+    """zod v4 defines each schema as `export const $ZodLiteral = core.$constructor("…",
+    (inst, def) => {…})`: a constant, so it was merged into a block with the interfaces
+    and constants around it (`schemas.ts:3135-3213 BLOCK`). A constant whose value is a
+    call taking a function (`$constructor`, `forwardRef`, `memo`) is chunked as the
+    function it holds; its symbol stays a constant. A call with no function stays a block."""
+    source = (
+        "export interface $ZodLiteral {\n  values: Set<string>;\n}\n\n"
+        "export const $ZodLiteral: core.$constructor<$ZodLiteral> = /*@__PURE__*/ core.$constructor(\n"
+        '  "$ZodLiteral",\n  (inst, def) => {\n    $ZodType.init(inst, def);\n'
+        "    inst._zod.values = new Set(def.values);\n  }\n);\n\n"
+        'const NAMES = new Set(["a", "b"]);\nconst LIMIT = Math.max(1, 2);\n'
+    )
+    result = parse("typescript", source)
+    literal = [c for c in result.chunks if c.start_line == 5]
+    assert [(c.kind, c.end_line, c.symbol) for c in literal] == [(ChunkKind.FUNCTION, 11, "$ZodLiteral")]
+    assert [(s.name, s.kind) for s in result.symbols if s.selection_range.start.line == 5] == [
+        ("$ZodLiteral", SymbolKind.CONSTANT)
+    ]
+    assert [c.kind for c in result.chunks if c.start_line == 13] == [ChunkKind.BLOCK]
+
+
 def test_swift_struct_protocol_extension_and_init() -> None:
     source = (
         "protocol Shape {\n    func area() -> Double\n}\n"
@@ -546,6 +568,30 @@ def test_ruby_module_nesting_and_initialize() -> None:
     }
 
 
+def test_ruby_methods_in_a_singleton_class_are_the_class_methods() -> None:
+    """`class << self … end` holds a class's class methods (sinatra's `before`, `after`,
+    `get`, `set` …: 670 lines of `Sinatra::Base`). It was a plain statement, so its methods
+    were no symbols and it was cut every 80 lines as a class part. Its methods are now
+    the class's methods, each a chunk and a symbol."""
+    source = (
+        "module Sinatra\n  class Base\n    class << self\n"
+        "      # Define a before filter.\n      def before(path = nil, &block)\n"
+        "        add_filter(:before, path, &block)\n      end\n\n"
+        "      def after(path = nil, &block)\n        add_filter(:after, path, &block)\n"
+        "      end\n    end\n  end\nend\n"
+    )
+    result = parse("ruby", source, ChunkSettings(max_lines=6, min_lines=0))
+    assert symbols_of(result) == {
+        "Sinatra": (SymbolKind.MODULE, ""),
+        "Sinatra.Base": (SymbolKind.CLASS, "Sinatra"),
+        "Sinatra.Base.before": (SymbolKind.METHOD, "Sinatra.Base"),
+        "Sinatra.Base.after": (SymbolKind.METHOD, "Sinatra.Base"),
+    }
+    before = next(c for c in result.chunks if c.symbol == "Sinatra.Base.before")
+    assert (before.start_line, before.end_line, before.kind) == (4, 7, ChunkKind.METHOD)
+    assert not result.had_errors
+
+
 def test_php_interface_trait_and_constructor() -> None:
     source = (
         "<?php\nnamespace App;\ninterface Repo { public function find($id); }\n"
@@ -611,6 +657,32 @@ def test_generic_grammars_find_functions_by_node_type_names() -> None:
     assert [(s.name, s.kind) for s in bash.symbols] == [("greet", SymbolKind.FUNCTION)]
 
 
+def test_lua_functions_and_tables_of_functions_assigned_to_names_are_definitions() -> None:
+    """Lua defines as often by assignment as by `function M.f()`: `M.setup = function(opts)`
+    and lazy.nvim's tasks, `M.clone = { skip = function … end, run = function … end }`,
+    were statements, so `manage/task/git.lua` was blocks of 60–80 lines with no symbol. A
+    function assigned to a name is a function; a table constructor holding functions is a
+    class-like scope whose function fields are its methods. A table of plain values stays a
+    statement."""
+    source = (
+        "local M = {}\n\nM.clone = {\n  skip = function(plugin)\n    return plugin.installed\n  end,\n"
+        '  ---@async\n  run = function(self)\n    self:spawn("git")\n  end,\n}\n\n'
+        'M.setup = function(opts)\n  return opts\nend\n\nlocal defaults = {\n  root = "lazy",\n'
+        "  git = { timeout = 120 },\n}\n\nreturn M\n"
+    )
+    result = parse("lua", source, ChunkSettings(max_lines=6, min_lines=0))
+    assert symbols_of(result) == {
+        "M.clone": (SymbolKind.CLASS, ""),
+        "M.clone.skip": (SymbolKind.METHOD, "M.clone"),
+        "M.clone.run": (SymbolKind.METHOD, "M.clone"),
+        "M.setup": (SymbolKind.FUNCTION, ""),
+    }
+    run = next(c for c in result.chunks if c.symbol == "M.clone.run")
+    assert (run.start_line, run.end_line, run.kind) == (7, 10, ChunkKind.METHOD)
+    assert [c.kind for c in result.chunks if c.start_line == 17] == [ChunkKind.BLOCK]
+    assert not result.had_errors
+
+
 def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     """`@_silgen_name(…) func f(…) -> T` has no body (the linker provides it); the grammar
     took the next function into an ERROR and its symbol was lost (vapor's Demangler.swift).
@@ -630,6 +702,51 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     calls = [e for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "_impl"]
     assert [(e.line, e.column, e.from_symbol) for e in calls] == [(11, 11, "_name")]
     assert "{}" not in "".join(c.text for c in result.chunks)
+
+
+def test_cpp_class_with_an_attribute_macro_in_its_head_is_a_class() -> None:
+    """`class ABSL_MUST_USE_RESULT Status final {`: the grammar took the macro for the
+    class and `Status` for a declarator, so abseil's `Status`, `Mutex`, `AnyInvocable` and
+    `flat_hash_map` were functions named after their base class. The macro is blanked
+    for the parse; the class and its members are symbols at their own columns."""
+    source = (
+        "namespace absl {\n\nclass ABSL_MUST_USE_RESULT Status final {\n public:\n"
+        "  bool ok() const { return rep_ == 0; }\n\n private:\n  int rep_;\n};\n\n"
+        "template <class Sig>\nclass ABSL_NULLABILITY_COMPATIBLE ABSL_ATTRIBUTE_OWNER AnyInvocable\n"
+        "    : private internal_any_invocable::Impl<Sig> {\n public:\n"
+        "  AnyInvocable() noexcept = default;\n};\n\n"
+        "struct FOO_BAR value;\n}  // namespace absl\n"
+    )
+    result = parse("cpp", source)
+    where = {
+        s.qualified_name: (s.kind, s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where["absl.Status"] == (SymbolKind.CLASS, 3, 27)
+    assert where["absl.Status.ok"][0] is SymbolKind.METHOD
+    assert where["absl.AnyInvocable"] == (SymbolKind.CLASS, 12, 55)
+    assert "ABSL_MUST_USE_RESULT" in "".join(c.text for c in result.chunks)
+
+
+def test_a_header_the_cpp_grammar_reads_better_than_c_is_cpp() -> None:
+    """`.h` is C by its extension, but abseil's 380 headers are C++: read as C, `namespace
+    absl {` failed and each header was one function named `absl` (its API and its
+    documentation no symbols). A `.h` that the C grammar reads with errors and the C++
+    grammar with fewer is parsed as C++, and says so; a C header stays C."""
+    cpp = (
+        "#include <cstring>\n\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n\n"
+        "// Returns whether `haystack` contains `needle`.\n"
+        "inline bool StrContains(absl::string_view haystack, absl::string_view needle) noexcept {\n"
+        "  return haystack.find(needle, 0) != haystack.npos;\n}\n\n"
+        "ABSL_NAMESPACE_END\n}  // namespace absl\n"
+    )
+    result = parse_file("absl/strings/match.h", cpp, "c", project="demo", settings=NO_MERGE)
+    assert result.language == "cpp"
+    assert {c.language for c in result.chunks} == {"cpp"}
+    assert [s.qualified_name for s in result.symbols] == ["absl", "absl.StrContains"]
+    assert not result.had_errors
+    c = "#ifndef UTIL_H\n#define UTIL_H\nstruct point { int x, y; };\nint area(struct point *p);\n#endif\n"
+    assert parse_file("lib/util.h", c, "c", project="demo", settings=NO_MERGE).language == "c"
 
 
 def test_cpp_definition_after_a_lone_macro_line_is_a_symbol() -> None:
@@ -716,6 +833,31 @@ def test_elixir_modules_and_functions_are_symbols() -> None:
     assert (assign.start_line, assign.kind) == (5, ChunkKind.FUNCTION)
     assert "@spec assign" in assign.text
     assert not result.had_errors
+
+
+def test_further_clauses_of_a_function_are_in_its_chunk() -> None:
+    """A function's further equations (Haskell) and clauses (Elixir) are no symbols of
+    their own; they were statements, so each landed in a block of its own between two
+    definitions (ecto: 372 blocks opening on `defp`), named after the module. They now
+    extend the function's chunk, with no second symbol."""
+    haskell = (
+        "module M where\n\n-- | Length.\nlen :: [a] -> Int\nlen [] = 0\n\n"
+        "len (_:xs) = 1 + len xs\n\nother :: Int\nother = 1\n"
+    )
+    result = parse("haskell", haskell)
+    assert [(c.kind, c.start_line, c.end_line, c.symbol) for c in result.chunks if c.symbol == "len"] == [
+        (ChunkKind.FUNCTION, 3, 7, "len")
+    ]
+    assert [s.qualified_name for s in result.symbols] == ["len", "other"]
+    elixir = (
+        'defmodule Ecto.Association do\n  @doc "Checks."\n'
+        "  defp check_action!(%{action: :replace}, _, _) do\n    :error\n  end\n\n"
+        "  defp check_action!(_, _, _), do: :ok\n\n  def other, do: 1\nend\n"
+    )
+    result = parse("elixir", elixir)
+    check = [(c.kind, c.start_line, c.end_line) for c in result.chunks if c.symbol.endswith("check_action!")]
+    assert check == [(ChunkKind.FUNCTION, 2, 7)]
+    assert [s.name for s in result.symbols] == ["Association", "check_action!", "other"]
 
 
 def test_rust_items_inside_a_configuration_macro_are_symbols() -> None:

@@ -84,6 +84,7 @@ def fold_wrappers(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> None
         c = chunks[cid]
         if c.kind in _DEFINITION_KINDS and c.symbol:
             by_file.setdefault(c.path, {})[c.symbol.rsplit(".", 1)[-1]] = cid
+    calls: dict[str, re.Pattern[str]] = {}  # per file: a call of any of its candidates' names
     for cid in list(scores):
         c = chunks[cid]
         named = by_file.get(c.path)
@@ -91,8 +92,13 @@ def fold_wrappers(scores: dict[str, float], chunks: Mapping[str, Chunk]) -> None
             continue
         own = c.symbol.rsplit(".", 1)[-1]
         body = c.text.split("\n", 1)[-1]
+        pattern = calls.get(c.path)
+        if pattern is None:
+            names = "|".join(re.escape(name) for name in named)
+            pattern = calls[c.path] = re.compile(rf"(?<![\w$])({names})\s*\(")
+        called = set(pattern.findall(body))
         for name, target in named.items():
-            if target != cid and name != own and re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", body):
+            if target != cid and name != own and name in called:
                 scores[target] = max(scores[target], scores[cid])
                 scores[cid] *= WRAPPER_SHARE
                 break
