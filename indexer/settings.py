@@ -300,8 +300,11 @@ class Settings:
             # parameter a local; C / C++ lines holding only a macro name blanked for the
             # parse (`ABSL_NAMESPACE_BEGIN` / `class Notification`); Haskell and Elixir
             # definitions; Rust items inside `cfg_rt! { … }`; TypeScript overload signatures
-            # folded into the implementation), so old indexes rebuild.
-            "parser": "11",
+            # folded into the implementation); 12: Python `x = mod.var` in a function a
+            # reference edge typed by the module's variable, `return self.x` / `return C.x`
+            # typed by the class's attribute, a copy of a copy of an attribute marked in the
+            # scope that binds it), so old indexes rebuild.
+            "parser": "12",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

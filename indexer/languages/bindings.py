@@ -240,12 +240,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             prefix = _PREFIXES.get(b.how, "")
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
-            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
+            named = f"{scope}>{label}" if b.scope == _ELSEWHERE else label
             named += part
             at = (b.node.end_point.row, b.node.end_point.column)
             first, names = labels.setdefault(at, (prefix, []))
-            if first != prefix:
-                continue  # one edge, two kinds of binding: keep the first
+            if first != prefix or named in names:
+                continue  # one edge, two kinds of binding: keep the first (and each name once)
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
@@ -281,8 +281,16 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         source = found.get(key) if key not in seen else None
         agreed = _agreed(_copied(found, source, seen | {key})) if source else []
         # a value of the declared type, not a declaration: it does not win over other values
-        origin = _ELSEWHERE if kind else ""
-        copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
+        # (a copy of a copy of another scope's name is bound there too: `doc = self.document;
+        # return doc` types the function's result through the attribute's edge)
+        copies = [
+            _Binding(
+                "val" if a.how == "ann" else a.how,
+                a.node,
+                _ELSEWHERE if kind or a.scope == _ELSEWHERE else "",
+            )
+            for a in agreed
+        ]
         out.extend(copies or [_UNKNOWN])
     return out
 

@@ -38,13 +38,23 @@ from .bindings import (
     _copied,
     _decide,
     _own_scope,
+    _variable,
     annotated,
     captures,
     compiled_query,
     narrowed_name,
 )
 from .python_narrowing import _identifiers_below, _isinstance_tests, _rebinds
-from .python_statements import Bind, _assignment, _loop, _names, _parameters, _value_binding, _with
+from .python_statements import (
+    Bind,
+    _assignment,
+    _attribute_held,
+    _loop,
+    _names,
+    _parameters,
+    _value_binding,
+    _with,
+)
 from .python_types import (
     _class_of,
     _dotted,
@@ -170,7 +180,7 @@ def python_marks(
             if ret is not None and _own_scope(scope, name):
                 _return_type(ret, scope, found)
         elif capture == "return" or capture == "yield":
-            _returned(node, capture == "yield", at, found)
+            _returned(node, capture == "yield", at, found, classes)
         elif capture == "if":
             scope = scope_of(node)
             if scope and scope not in classes:
@@ -367,10 +377,13 @@ def _nested_functions(block: Node) -> list[tuple[Point, Point]]:
     return out
 
 
-def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:
+def _returned(
+    node: Node, yields: bool, at: Callable[[int], str], found: Found, classes: Collection[str]
+) -> None:
     """What a ``return`` gives the function it is in, when the function states no return
     type: a call's result (``return Foo(…)``, ``return self.__class__(…)``), a copy of a
-    typed local (``return ctx``), the receiver (``return self``), ``None``; anything else,
+    typed local (``return ctx``), the receiver (``return self``), what a class's attribute
+    holds (``return self._opener``, ``return Document.implementation``), ``None``; anything else,
     or a ``yield`` (a generator), leaves the result untyped. An ``async def`` returns a
     coroutine: nothing here."""
     fn = node.parent
@@ -391,7 +404,7 @@ def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) 
     elif value.type == "identifier":
         b = _Binding("copy", value, scope)
     else:
-        b = _value_binding(value)
+        b = _attribute_held(value, scope, classes) or _value_binding(value)
     found[(RETURN, scope, "")].append(b)
 
 
@@ -439,11 +452,27 @@ def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
 def _unshadowed(found: Found, classes: Collection[str]) -> None:
     """A method's default written as a name its class binds (``D = Plain()`` in the class
     body, or any attribute ``D``: one key holds both) is that class's name, not the module's:
-    untyped."""
+    untyped. ``x = a.b`` in a function reads a module's variable only when ``a`` is no
+    variable of that function or of a function around it (else: untyped)."""
     for (kind, scope, _), bindings in found.items():
         owner = scope.rpartition(".")[0]
-        if kind != "local" or owner not in classes:
+        if kind != "local":
             continue
         for i, b in enumerate(bindings):
-            if b.how == "holds" and ("attr", owner, b.text) in found:
+            if b.how != "holds":
+                continue
+            if b.node is not None and b.node.type == "attribute":
+                if _variable_around(found, scope, b.text.partition(".")[0]):
+                    bindings[i] = _UNKNOWN
+            elif owner in classes and ("attr", owner, b.text) in found:
                 bindings[i] = _UNKNOWN
+
+
+def _variable_around(found: Found, scope: str, name: str) -> bool:
+    """Whether ``name`` is a variable of the function ``scope`` or of one around it."""
+    while scope:
+        bindings = found.get(("local", scope, name))
+        if bindings and _variable(bindings):
+            return True
+        scope = scope.rpartition(".")[0]
+    return False

@@ -431,6 +431,45 @@ def graph(code: str) -> Graph:
             "Context.invoke",
         ),
         ("from models import default_context as d\nd.invoke()\n", "d.invoke", "Context.invoke"),
+        # a module-level copy of a module-level variable (`lastResort = _defaultLastResort`)
+        ("_made = Context()\nlast = _made\ndef f():\n    last.invoke()\n", "last.invoke", "Context.invoke"),
+        ("last = default_context\ndef f():\n    last.invoke()\n", "last.invoke", "Context.invoke"),
+        # a module's variable read into a local (`root = logging.root`), and a copy of it
+        (
+            "import models\ndef f():\n    c = models.default_context\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "import models\ndef f(k):\n    c = models.made_context\n    d = c\n    d.invoke()\n",
+            "d.invoke",
+            "Context.invoke",
+        ),
+        # a function returning what a class's attribute holds (`return self._opener`,
+        # `return Document.implementation`), directly or through a local
+        (
+            "class H:\n    def __init__(self):\n        self.c = Context()\n    def get(self):\n"
+            "        return self.c\n    def go(self):\n        self.get().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\ndef get(k):\n    if k:\n        return None\n    return H.impl\n"
+            "def f():\n    get(1).invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\ndef f():\n    c = H.impl\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    def reset(self):\n        self.c = Context()\n    def get(self):\n"
+            "        doc = self.c\n        return doc\n    def go(self):\n        self.get().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -672,6 +711,26 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def mk(k):\n    if k:\n        return Sub()\n    return Context()\n"
             "def f(k):\n    h = mk(1)\n    if k:\n        h = Plain()\n    h.invoke()\n",
             "h.invoke",
+        ),
+        # a module-level copy of a variable bound twice; `m.x` read from a variable (a
+        # parameter named like a module, an outer function's local), from a variable bound twice
+        ("last = twice\ndef f():\n    last.invoke()\n", "last.invoke"),
+        ("def f(models):\n    c = models.default_context\n    c.invoke()\n", "c.invoke"),
+        (
+            "import models\ndef f():\n    models = unknown()\n    def g():\n"
+            "        c = models.default_context\n        c.invoke()\n    return g\n",
+            "c.invoke",
+        ),
+        ("import models\ndef f():\n    c = models.twice\n    c.invoke()\n", "c.invoke"),
+        # the function that binds an attribute does not return it because another one does
+        (
+            "class H:\n    def reset(self):\n        self.c = Context()\n    def get(self):\n"
+            "        doc = self.c\n        return doc\n    def go(self):\n        self.reset().invoke()\n",
+            "invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\n    impl = Plain()\ndef f():\n    c = H.impl\n    c.invoke()\n",
+            "c.invoke",
         ),
         # another file's module-level name bound twice, to an unstated value, or rebound in a
         # function of its file through `global`
