@@ -204,6 +204,8 @@ def python_marks(
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
     _unshadowed(found, classes)
+    # the straight-line flow of `x = a.b` too: none where `a` is a variable of the function
+    assigned = [(sc, n, name, b) for sc, n, name, b in assigned if not _reads_a_variable(found, sc, b)]
     _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
     regions = [
@@ -462,10 +464,16 @@ def _unshadowed(found: Found, classes: Collection[str]) -> None:
             if b.how != "holds":
                 continue
             if b.node is not None and b.node.type == "attribute":
-                if _variable_around(found, scope, b.text.partition(".")[0]):
+                if _reads_a_variable(found, scope, b):
                     bindings[i] = _UNKNOWN
             elif owner in classes and ("attr", owner, b.text) in found:
                 bindings[i] = _UNKNOWN
+
+
+def _reads_a_variable(found: Found, scope: str, b: _Binding) -> bool:
+    """Whether ``b`` is ``x = a.b``'s binding where ``a`` is a variable (not a module's name)."""
+    attribute = b.how == "holds" and b.node is not None and b.node.type == "attribute"
+    return attribute and _variable_around(found, scope, b.text.partition(".")[0])
 
 
 def _variable_around(found: Found, scope: str, name: str) -> bool:

@@ -753,6 +753,19 @@ def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str)
     assert resolved(graph(code), "use.py", call) is None
 
 
+def test_a_value_read_from_a_module_is_a_reference_edge_and_from_a_variable_none() -> None:
+    """``c = models.default_context`` reads the module's variable (a reference edge, typing
+    ``c``); ``c = m.default_context`` on a parameter ``m`` reads an unknown object: no edge,
+    also where the straight-line flow after the assignment would narrow ``c``."""
+    g = graph(
+        "import models\ndef f(m, k):\n    a = models.default_context\n    c = m.default_context\n"
+        "    if k:\n        c.invoke()\n    c = Plain()\n"
+    )
+    refs = {e.to_name for e in g.snapshot.edges_of("use.py") if e.kind is EdgeKind.REFERENCE}
+    assert "models.default_context" in refs
+    assert not {r for r in refs if r.endswith(".default_context") and r != "models.default_context"}
+
+
 SWIFT = {
     "Auth.swift": """
 extension Request {
