@@ -303,7 +303,7 @@ class Settings:
             # folded into the implementation); 12: Python `x = mod.var` in a function a
             # reference edge typed by the module's variable, `return self.x` / `return C.x`
             # typed by the class's attribute, a copy of a copy of an attribute marked in the
-            # scope that binds it), so old indexes rebuild.
+            # scope that binds it, `assert isinstance(x, C)` narrowing), so old indexes rebuild.
             "parser": "12",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

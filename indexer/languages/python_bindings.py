@@ -44,7 +44,7 @@ from .bindings import (
     compiled_query,
     narrowed_name,
 )
-from .python_narrowing import _identifiers_below, _isinstance_tests, _rebinds
+from .python_narrowing import _asserted, _identifiers_below, _isinstance_tests, _rebinds
 from .python_statements import (
     Bind,
     _assignment,
@@ -88,6 +88,7 @@ _QUERY = """
 (yield) @yield
 (if_statement) @if
 (elif_clause) @if
+(assert_statement) @assert
 """
 
 
@@ -110,6 +111,7 @@ def python_marks(
     last: dict[int, tuple[_Binding, str]] = {}  # an identifier target's start → (binding, name)
     spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
     functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
+    asserted: list[Region] = []  # after `assert isinstance(x, C)`: x is a C
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -188,6 +190,15 @@ def python_marks(
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+        elif capture == "assert":
+            scope = scope_of(node)
+            if scope and scope not in classes:
+                for tested, cls, after in _asserted(node):
+                    narrowed = narrowed_name(tested, node.start_point)
+                    found[("local", scope, narrowed)].append(_Binding("val", cls))
+                    nested = [f for stmt in after for f in _nested_functions(stmt)]
+                    start, end = _point(node.end_point), _point(after[-1].end_point)
+                    asserted.append((start, end, tested, narrowed, nested))
         elif capture == "except":
             _except(node, scope_of(node), classes, bind, found, narrowings)
         elif capture == "defname":
@@ -212,6 +223,7 @@ def python_marks(
         (_point(b.start_point), _point(b.end_point), tested, narrowed, _nested_functions(b))
         for b, tested, narrowed in narrowings
     ]
+    regions += asserted
     regions += _assigned_regions(assigned, found, spots, sorted(functions))
     marks = _decide(found, elsewhere)
     for start, end, tested, narrowed, nested in regions:

@@ -470,6 +470,14 @@ def graph(code: str) -> Graph:
             "invoke",
             "Context.invoke",
         ),
+        # after `assert isinstance(x, C)` (alone or in an `and`), up to a rebinding: a C
+        ("def f(x):\n    assert isinstance(x, Context)\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "def f(x, k):\n    assert k and isinstance(x, Context), 'no'\n    if k:\n        x.invoke()\n"
+            "    x = Plain()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -722,6 +730,14 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.invoke",
         ),
         ("import models\ndef f():\n    c = models.twice\n    c.invoke()\n", "c.invoke"),
+        # `assert isinstance`: before it, after a rebinding, in a function made after it, a tuple
+        ("def f(x):\n    x.invoke()\n    assert isinstance(x, Context)\n", "x.invoke"),
+        ("def f(x, y):\n    assert isinstance(x, Context)\n    x = y\n    x.invoke()\n", "x.invoke"),
+        (
+            "def f(x):\n    assert isinstance(x, Context)\n    def g():\n        x.invoke()\n    return g\n",
+            "x.invoke",
+        ),
+        ("def f(x):\n    assert isinstance(x, (Context, Plain))\n    x.invoke()\n", "x.invoke"),
         # the function that binds an attribute does not return it because another one does
         (
             "class H:\n    def reset(self):\n        self.c = Context()\n    def get(self):\n"
