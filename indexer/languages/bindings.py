@@ -46,7 +46,7 @@ edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
 scope than the edge's (a loop in ``C.run`` over an attribute typed in
 ``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
 prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call, ``holds:`` for a
-parameter's default written as a variable's name;
+parameter's default written as a variable's name and a function's ``x = mod.var``;
 ``name@1`` for item 1 of a call's declared tuple and ``return#1`` for that item's
 annotation. Edges keep their meaning; the resolver reads the marks.
 

@@ -7,7 +7,11 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
   local, ``None``; a ``yield`` or ``async def`` leaves it untyped);
 * a name inside the block of ``if isinstance(name, C):``: uses there read a narrowed
   name (``x#12c4``) bound to ``C`` (:attr:`.bindings.Marks.narrowed`);
-* ``a, b = f()``: each name by the matching item of ``f``'s declared tuple.
+* ``a, b = f()``: each name by the matching item of ``f``'s declared tuple;
+* after ``assert isinstance(name, C)``, up to a statement that binds it again: a ``C``;
+* ``x = mod.var`` in a function (``root = logging.root``): what that module-level variable
+  holds (a ``holds:`` reference edge; none when ``mod`` is a variable of the function);
+* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds.
 """
 
 from __future__ import annotations
