@@ -65,6 +65,7 @@ _KINDS = {
     "inherit": EdgeKind.INHERIT,
     "implement": EdgeKind.IMPLEMENT,
     "ref": EdgeKind.REFERENCE,
+    "held": EdgeKind.REFERENCE,  # Python's `x = mod.var`: kept only where the binder marks it
 }
 # definitions whose body holds attributes (Python classes; Swift types, extensions, protocols)
 _CLASS_NODES = frozenset(
@@ -197,6 +198,7 @@ def extract_edges(
     add = found.append
     # a call's argument count by where its name ends, where overloads need it
     counted: dict[tuple[int, int], int] = {}
+    held: set[int] = set()  # the `order` of rows from a `held` capture
 
     for capture, nodes in captures:
         if capture == "import":
@@ -256,6 +258,8 @@ def extract_edges(
                 n = mapping.argument_count(node)
                 if n >= 0:
                     counted[(r1, c1)] = n
+            if capture == "held":
+                held.add(len(found))
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
     found.sort()
     if language in _GENERIC_QUERIES:
@@ -265,6 +269,8 @@ def extract_edges(
         marks = python_marks(root, scopes.binding_scope, scopes.classes, called)
         found = _narrow(_mark_bindings(found, marks), marks)
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
+        if held:
+            found = _held_kept(found, held)
     elif language == "swift":
         marks = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
@@ -471,6 +477,13 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
                 row = (*row[:5], best[1] + dot + rest, *row[6:])
         out.append(row)
     return out
+
+
+def _held_kept(found: list[_Row], held: set[int]) -> list[_Row]:
+    """Python's ``x = mod.var`` reference edges (``held`` rows) where the binder marked them
+    (the name read is a module's variable), and not where another capture has the same edge."""
+    others = {(r[6], r[7]) for r in found if r[2] not in held and r[3] is EdgeKind.REFERENCE}
+    return [r for r in found if r[2] not in held or (r[9] and (r[6], r[7]) not in others)]
 
 
 def _landed(found: list[_Row], scopes: _Scopes) -> set[tuple[str, str]]:

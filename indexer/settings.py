@@ -307,8 +307,10 @@ class Settings:
             # a call, Lua functions and tables of functions assigned to names, chunked as
             # definitions; Elixir / Haskell further clauses in their function's chunk; a bare
             # call of a function's parameter (Go, Rust, TypeScript, C#; Kotlin's of a
-            # function type) written `?.name`), so
-            # old indexes rebuild.
+            # function type) written `?.name`; Python `x = mod.var` in a function a reference
+            # edge typed by the module's variable, `return self.x` / `return C.x` typed by
+            # the class's attribute, a copy of a copy of an attribute marked in the scope
+            # that binds it, `assert isinstance(x, C)` narrowing), so old indexes rebuild.
             "parser": "12",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

@@ -179,9 +179,26 @@ class BoundTypes:
         ):
             return None
         edges = self.snap.binding_edges(target.path, "", target.name)
-        if not edges or any(e.alias.startswith(IS) for e in edges):
+        if not edges:
             return None
+        if any(e.alias.startswith(IS) for e in edges):
+            return self._held_through(target, edges)
         return self.bound_type(target.path, "", target.name)
+
+    def _held_through(self, target: Symbol, edges: list[Edge]) -> Symbol | None:
+        """What a module-level copy of another module-level variable holds
+        (``lastResort = _defaultLastResort``, ``_defaultLastResort = _StderrHandler(…)``): that
+        variable's value, when every binding of the name is that one copy (an alias of a
+        class or function is :meth:`aliased`'s)."""
+        if not all(e.alias.startswith(IS) for e in edges):
+            return None
+        key = (target.path, "", HOLDS + target.name)
+        if key not in self._types:
+            self._types[key] = None  # `a = b` / `b = a`: nothing
+            found = {self.resolve(e).symbol for e in edges}
+            source = found.pop() if len(found) == 1 else None
+            self._types[key] = self.held(source) if source is not None and source != target else None
+        return self._types[key]
 
     def result_of(self, target: Target | None) -> Symbol | None:
         """What calling ``target`` gives: an instance of a class, a function's annotated return."""

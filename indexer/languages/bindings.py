@@ -46,7 +46,7 @@ edge types several (``ctx;self.ctx``), ``scope>name`` for a name of another
 scope than the edge's (a loop in ``C.run`` over an attribute typed in
 ``__init__``); ``return`` / ``return[]`` for a function's return type / its items;
 prefixed ``with:`` for a ``with`` target, ``in:`` for a loop over a call, ``holds:`` for a
-parameter's default written as a variable's name;
+parameter's default written as a variable's name and a function's ``x = mod.var``;
 ``name@1`` for item 1 of a call's declared tuple and ``return#1`` for that item's
 annotation. Edges keep their meaning; the resolver reads the marks.
 
@@ -243,12 +243,12 @@ def _decide(found: dict[tuple[str, str, str], list[_Binding]], elsewhere: set[st
             prefix = _PREFIXES.get(b.how, "")
             # a type stated in another scope (an attribute's items in a method's loop): the
             # label says whose name it binds, `C.run>param`
-            named = f"{scope}>{label}" if b.scope == _ELSEWHERE and kind != RETURN else label
+            named = f"{scope}>{label}" if b.scope == _ELSEWHERE else label
             named += part
             at = (b.node.end_point.row, b.node.end_point.column)
             first, names = labels.setdefault(at, (prefix, []))
-            if first != prefix:
-                continue  # one edge, two kinds of binding: keep the first
+            if first != prefix or named in names:
+                continue  # one edge, two kinds of binding: keep the first (and each name once)
             names.append(named)
             marks[at] = prefix + SEPARATOR.join(names)
     return marks
@@ -284,8 +284,16 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         source = found.get(key) if key not in seen else None
         agreed = _agreed(_copied(found, source, seen | {key})) if source else []
         # a value of the declared type, not a declaration: it does not win over other values
-        origin = _ELSEWHERE if kind else ""
-        copies = [_Binding("val" if a.how == "ann" else a.how, a.node, origin) for a in agreed]
+        # (a copy of a copy of another scope's name is bound there too: `doc = self.document;
+        # return doc` types the function's result through the attribute's edge)
+        copies = [
+            _Binding(
+                "val" if a.how == "ann" else a.how,
+                a.node,
+                _ELSEWHERE if kind or a.scope == _ELSEWHERE else "",
+            )
+            for a in agreed
+        ]
         out.extend(copies or [_UNKNOWN])
     return out
 

@@ -33,6 +33,12 @@
   name: (identifier) @_param
   value: (identifier) @ref
   (#not-eq? @_param @ref))
+; a function's `root = logging.root`: the module-level variable it reads types the target
+; (edges.py keeps the edge only where the binder marks it: not when `logging` is a local)
+(assignment
+  left: (identifier)
+  right: (attribute object: (identifier) @_held_object) @held
+  (#not-eq? @_held_object "self"))
 ; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
 (return_statement (identifier) @ref (#eq? @ref "self"))
 ; a forward reference written as a string (`-> "Context"`, `Optional["m.Context"]`): the

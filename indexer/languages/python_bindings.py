@@ -7,7 +7,11 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
   local, ``None``; a ``yield`` or ``async def`` leaves it untyped);
 * a name inside the block of ``if isinstance(name, C):``: uses there read a narrowed
   name (``x#12c4``) bound to ``C`` (:attr:`.bindings.Marks.narrowed`);
-* ``a, b = f()``: each name by the matching item of ``f``'s declared tuple.
+* ``a, b = f()``: each name by the matching item of ``f``'s declared tuple;
+* after ``assert isinstance(name, C)``, up to a statement that binds it again: a ``C``;
+* ``x = mod.var`` in a function (``root = logging.root``): what that module-level variable
+  holds (a ``holds:`` reference edge; none when ``mod`` is a variable of the function);
+* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds.
 """
 
 from __future__ import annotations
@@ -38,13 +42,23 @@ from .bindings import (
     _copied,
     _decide,
     _own_scope,
+    _variable,
     annotated,
     captures,
     compiled_query,
     narrowed_name,
 )
-from .python_narrowing import _identifiers_below, _isinstance_tests, _rebinds
-from .python_statements import Bind, _assignment, _loop, _names, _parameters, _value_binding, _with
+from .python_narrowing import _asserted, _identifiers_below, _isinstance_tests, _rebinds
+from .python_statements import (
+    Bind,
+    _assignment,
+    _attribute_held,
+    _loop,
+    _names,
+    _parameters,
+    _value_binding,
+    _with,
+)
 from .python_types import (
     _class_of,
     _dotted,
@@ -78,6 +92,7 @@ _QUERY = """
 (yield) @yield
 (if_statement) @if
 (elif_clause) @if
+(assert_statement) @assert
 """
 
 
@@ -100,6 +115,7 @@ def python_marks(
     last: dict[int, tuple[_Binding, str]] = {}  # an identifier target's start → (binding, name)
     spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
     functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
+    asserted: list[Region] = []  # after `assert isinstance(x, C)`: x is a C
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -170,7 +186,7 @@ def python_marks(
             if ret is not None and _own_scope(scope, name):
                 _return_type(ret, scope, found)
         elif capture == "return" or capture == "yield":
-            _returned(node, capture == "yield", at, found)
+            _returned(node, capture == "yield", at, found, classes)
         elif capture == "if":
             scope = scope_of(node)
             if scope and scope not in classes:
@@ -178,6 +194,15 @@ def python_marks(
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+        elif capture == "assert":
+            scope = scope_of(node)
+            if scope and scope not in classes:
+                for tested, cls, after in _asserted(node):
+                    narrowed = narrowed_name(tested, node.start_point)
+                    found[("local", scope, narrowed)].append(_Binding("val", cls))
+                    nested = [f for stmt in after for f in _nested_functions(stmt)]
+                    start, end = _point(node.end_point), _point(after[-1].end_point)
+                    asserted.append((start, end, tested, narrowed, nested))
         elif capture == "except":
             _except(node, scope_of(node), classes, bind, found, narrowings)
         elif capture == "defname":
@@ -194,12 +219,15 @@ def python_marks(
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
     _unshadowed(found, classes)
+    # the straight-line flow of `x = a.b` too: none where `a` is a variable of the function
+    assigned = [(sc, n, name, b) for sc, n, name, b in assigned if not _reads_a_variable(found, sc, b)]
     _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
     regions = [
         (_point(b.start_point), _point(b.end_point), tested, narrowed, _nested_functions(b))
         for b, tested, narrowed in narrowings
     ]
+    regions += asserted
     regions += _assigned_regions(assigned, found, spots, sorted(functions))
     marks = _decide(found, elsewhere)
     for start, end, tested, narrowed, nested in regions:
@@ -367,10 +395,13 @@ def _nested_functions(block: Node) -> list[tuple[Point, Point]]:
     return out
 
 
-def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) -> None:
+def _returned(
+    node: Node, yields: bool, at: Callable[[int], str], found: Found, classes: Collection[str]
+) -> None:
     """What a ``return`` gives the function it is in, when the function states no return
     type: a call's result (``return Foo(…)``, ``return self.__class__(…)``), a copy of a
-    typed local (``return ctx``), the receiver (``return self``), ``None``; anything else,
+    typed local (``return ctx``), the receiver (``return self``), what a class's attribute
+    holds (``return self._opener``, ``return Document.implementation``), ``None``; anything else,
     or a ``yield`` (a generator), leaves the result untyped. An ``async def`` returns a
     coroutine: nothing here."""
     fn = node.parent
@@ -391,7 +422,7 @@ def _returned(node: Node, yields: bool, at: Callable[[int], str], found: Found) 
     elif value.type == "identifier":
         b = _Binding("copy", value, scope)
     else:
-        b = _value_binding(value)
+        b = _attribute_held(value, scope, classes) or _value_binding(value)
     found[(RETURN, scope, "")].append(b)
 
 
@@ -439,11 +470,33 @@ def _outer_scope(definition: Node, at: Callable[[int], str]) -> str:
 def _unshadowed(found: Found, classes: Collection[str]) -> None:
     """A method's default written as a name its class binds (``D = Plain()`` in the class
     body, or any attribute ``D``: one key holds both) is that class's name, not the module's:
-    untyped."""
+    untyped. ``x = a.b`` in a function reads a module's variable only when ``a`` is no
+    variable of that function or of a function around it (else: untyped)."""
     for (kind, scope, _), bindings in found.items():
         owner = scope.rpartition(".")[0]
-        if kind != "local" or owner not in classes:
+        if kind != "local":
             continue
         for i, b in enumerate(bindings):
-            if b.how == "holds" and ("attr", owner, b.text) in found:
+            if b.how != "holds":
+                continue
+            if b.node is not None and b.node.type == "attribute":
+                if _reads_a_variable(found, scope, b):
+                    bindings[i] = _UNKNOWN
+            elif owner in classes and ("attr", owner, b.text) in found:
                 bindings[i] = _UNKNOWN
+
+
+def _reads_a_variable(found: Found, scope: str, b: _Binding) -> bool:
+    """Whether ``b`` is ``x = a.b``'s binding where ``a`` is a variable (not a module's name)."""
+    attribute = b.how == "holds" and b.node is not None and b.node.type == "attribute"
+    return attribute and _variable_around(found, scope, b.text.partition(".")[0])
+
+
+def _variable_around(found: Found, scope: str, name: str) -> bool:
+    """Whether ``name`` is a variable of the function ``scope`` or of one around it."""
+    while scope:
+        bindings = found.get(("local", scope, name))
+        if bindings and _variable(bindings):
+            return True
+        scope = scope.rpartition(".")[0]
+    return False

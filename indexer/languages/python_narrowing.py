@@ -1,7 +1,8 @@
 """Where ``isinstance`` narrows a Python name, read from the tree for
-:mod:`.python_bindings`: the block of ``if isinstance(x, C):`` (``_isinstance_tests``)
-and a guard at the top of a function that converts a parameter
-(``if not isinstance(x, C): x = C(…)``, ``_guarded``)."""
+:mod:`.python_bindings`: the block of ``if isinstance(x, C):`` (``_isinstance_tests``),
+the statements after ``assert isinstance(x, C)`` (``_asserted``) and a guard at the top
+of a function that converts a parameter (``if not isinstance(x, C): x = C(…)``,
+``_guarded``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,32 @@ def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
     cond, block = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
     if cond is None or block is None:
         return []
-    out: list[tuple[str, Node, Node]] = []
+    return [(name, cls, block) for name, cls in _tested(cond) if not _rebinds(block, name)]
+
+
+def _asserted(node: Node) -> list[tuple[str, Node, list[Node]]]:
+    """``(name, class, statements)`` for each ``isinstance(name, C)`` an ``assert`` states
+    (alone or in an ``and``): in the statements of its block after it, up to the first one
+    that binds the name again, the name holds a ``C``."""
+    cond = node.named_children[0] if node.named_child_count else None
+    if cond is None:
+        return []
+    out: list[tuple[str, Node, list[Node]]] = []
+    for name, cls in _tested(cond):
+        after: list[Node] = []
+        sibling = node.next_named_sibling
+        while sibling is not None and not _rebinds(sibling, name):
+            after.append(sibling)
+            sibling = sibling.next_named_sibling
+        if after:
+            out.append((name, cls, after))
+    return out
+
+
+def _tested(cond: Node) -> list[tuple[str, Node]]:
+    """``(name, class)`` of each ``isinstance(name, C)`` a condition states (alone or in an
+    ``and``); a tuple of classes or an attribute (``self.x``: a call may change it): none."""
+    out: list[tuple[str, Node]] = []
     stack = [cond]
     while stack:
         n = stack.pop()
@@ -34,8 +60,8 @@ def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
             pair = args.named_children if args is not None else []
             ok = len(pair) == 2 and pair[0].type == "identifier"
             ok = ok and pair[1].type in ("identifier", "attribute")
-            if ok and _dotted(pair[1]) and not _rebinds(block, node_text(pair[0])):
-                out.append((node_text(pair[0]), pair[1], block))
+            if ok and _dotted(pair[1]):
+                out.append((node_text(pair[0]), pair[1]))
     return out
 
 

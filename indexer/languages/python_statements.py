@@ -106,12 +106,16 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         copies = (_Binding("copy", right, scope, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
         bind(scope, left, *copies)
         return
-    owner = scope.rpartition(".")[0]
-    attr = right.child_by_field_name("attribute") if right is not None and right.type == "attribute" else None
-    if attr is not None and right is not None and _names(right) and owner in classes and scope not in classes:
-        # `response = self.__response` in a method: what the class's attribute holds
-        held = (_Binding("copy", attr, "attr:" + owner, suffix) for suffix in ("", ITEMS, CALLED, VALUES))
-        bind(scope, left, *held)
+    held = _attribute_held(right, scope, classes)
+    if held is not None:
+        # `response = self.__response` in a method, `impl = Document.implementation`: what
+        # the class's attribute holds
+        bind(scope, left, *(_Binding(held.how, held.node, held.scope, suffix) for suffix in _SUFFIXES))
+        return
+    if left.type == "identifier" and right is not None and _read_from_a_name(right):
+        # `root = logging.root`: what that module's variable holds (a reference edge at it;
+        # untyped when `logging` is a variable of the function, see `_unshadowed`)
+        bind(scope, left, _Binding("holds", right))
         return
     looked_up = _looked_up(right, scope, classes)
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
@@ -119,6 +123,30 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         return
     value = _value_binding(right)
     bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
+
+
+_SUFFIXES = ("", ITEMS, CALLED, VALUES)
+
+
+def _attribute_held(value: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
+    """A copy of what a class's attribute holds, read as a value: ``self.x`` in a method of
+    its class, ``C.x`` of a class ``C`` at the top of the file (a class body's ``x =
+    Foo()``, or ``self.x`` bound in its methods); None for anything else."""
+    if value is None or value.type != "attribute" or scope in classes:
+        return None
+    obj, attr = value.child_by_field_name("object"), value.child_by_field_name("attribute")
+    if obj is None or attr is None or obj.type != "identifier":
+        return None
+    name, owner = node_text(obj), scope.rpartition(".")[0]
+    if name == "self":
+        return _Binding("copy", attr, "attr:" + owner) if scope and owner in classes else None
+    return _Binding("copy", attr, "attr:" + name) if name in classes else None
+
+
+def _read_from_a_name(value: Node) -> bool:
+    """``a.b`` read from a name that is not ``self`` (a module's variable, when ``a`` is a module)."""
+    obj = value.child_by_field_name("object") if value.type == "attribute" else None
+    return obj is not None and obj.type == "identifier" and node_text(obj) != "self"
 
 
 def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:

@@ -431,6 +431,53 @@ def graph(code: str) -> Graph:
             "Context.invoke",
         ),
         ("from models import default_context as d\nd.invoke()\n", "d.invoke", "Context.invoke"),
+        # a module-level copy of a module-level variable (`lastResort = _defaultLastResort`)
+        ("_made = Context()\nlast = _made\ndef f():\n    last.invoke()\n", "last.invoke", "Context.invoke"),
+        ("last = default_context\ndef f():\n    last.invoke()\n", "last.invoke", "Context.invoke"),
+        # a module's variable read into a local (`root = logging.root`), and a copy of it
+        (
+            "import models\ndef f():\n    c = models.default_context\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "import models\ndef f(k):\n    c = models.made_context\n    d = c\n    d.invoke()\n",
+            "d.invoke",
+            "Context.invoke",
+        ),
+        # a function returning what a class's attribute holds (`return self._opener`,
+        # `return Document.implementation`), directly or through a local
+        (
+            "class H:\n    def __init__(self):\n        self.c = Context()\n    def get(self):\n"
+            "        return self.c\n    def go(self):\n        self.get().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\ndef get(k):\n    if k:\n        return None\n    return H.impl\n"
+            "def f():\n    get(1).invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\ndef f():\n    c = H.impl\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H:\n    def reset(self):\n        self.c = Context()\n    def get(self):\n"
+            "        doc = self.c\n        return doc\n    def go(self):\n        self.get().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        # after `assert isinstance(x, C)` (alone or in an `and`), up to a rebinding: a C
+        ("def f(x):\n    assert isinstance(x, Context)\n    x.invoke()\n", "x.invoke", "Context.invoke"),
+        (
+            "def f(x, k):\n    assert k and isinstance(x, Context), 'no'\n    if k:\n        x.invoke()\n"
+            "    x = Plain()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
         # a function imported in a class body is the class's member (`Message.walk`)
         (
             "class M:\n    def go(self):\n        self.make()\n    from models import make\n",
@@ -673,6 +720,34 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def f(k):\n    h = mk(1)\n    if k:\n        h = Plain()\n    h.invoke()\n",
             "h.invoke",
         ),
+        # a module-level copy of a variable bound twice; `m.x` read from a variable (a
+        # parameter named like a module, an outer function's local), from a variable bound twice
+        ("last = twice\ndef f():\n    last.invoke()\n", "last.invoke"),
+        ("def f(models):\n    c = models.default_context\n    c.invoke()\n", "c.invoke"),
+        (
+            "import models\ndef f():\n    models = unknown()\n    def g():\n"
+            "        c = models.default_context\n        c.invoke()\n    return g\n",
+            "c.invoke",
+        ),
+        ("import models\ndef f():\n    c = models.twice\n    c.invoke()\n", "c.invoke"),
+        # `assert isinstance`: before it, after a rebinding, in a function made after it, a tuple
+        ("def f(x):\n    x.invoke()\n    assert isinstance(x, Context)\n", "x.invoke"),
+        ("def f(x, y):\n    assert isinstance(x, Context)\n    x = y\n    x.invoke()\n", "x.invoke"),
+        (
+            "def f(x):\n    assert isinstance(x, Context)\n    def g():\n        x.invoke()\n    return g\n",
+            "x.invoke",
+        ),
+        ("def f(x):\n    assert isinstance(x, (Context, Plain))\n    x.invoke()\n", "x.invoke"),
+        # the function that binds an attribute does not return it because another one does
+        (
+            "class H:\n    def reset(self):\n        self.c = Context()\n    def get(self):\n"
+            "        doc = self.c\n        return doc\n    def go(self):\n        self.reset().invoke()\n",
+            "invoke",
+        ),
+        (
+            "class H:\n    impl = Context()\n    impl = Plain()\ndef f():\n    c = H.impl\n    c.invoke()\n",
+            "c.invoke",
+        ),
         # another file's module-level name bound twice, to an unstated value, or rebound in a
         # function of its file through `global`
         ("def f():\n    twice.invoke()\n", "twice.invoke"),
@@ -692,6 +767,19 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
     assert resolved(graph(code), "use.py", call) is None
+
+
+def test_a_value_read_from_a_module_is_a_reference_edge_and_from_a_variable_none() -> None:
+    """``c = models.default_context`` reads the module's variable (a reference edge, typing
+    ``c``); ``c = m.default_context`` on a parameter ``m`` reads an unknown object: no edge,
+    also where the straight-line flow after the assignment would narrow ``c``."""
+    g = graph(
+        "import models\ndef f(m, k):\n    a = models.default_context\n    c = m.default_context\n"
+        "    if k:\n        c.invoke()\n    c = Plain()\n"
+    )
+    refs = {e.to_name for e in g.snapshot.edges_of("use.py") if e.kind is EdgeKind.REFERENCE}
+    assert "models.default_context" in refs
+    assert not {r for r in refs if r.endswith(".default_context") and r != "models.default_context"}
 
 
 SWIFT = {
