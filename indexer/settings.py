@@ -310,8 +310,9 @@ class Settings:
             # function type) written `?.name`; Python `x = mod.var` in a function a reference
             # edge typed by the module's variable, `return self.x` / `return C.x` typed by
             # the class's attribute, a copy of a copy of an attribute marked in the scope
-            # that binds it, `assert isinstance(x, C)` narrowing), so old indexes rebuild.
-            "parser": "12",
+            # that binds it, `assert isinstance(x, C)` narrowing; 13: the same, merged —
+            # indexes built at 12 held only some of them), so old indexes rebuild.
+            "parser": "13",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.
