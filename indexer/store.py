@@ -429,21 +429,57 @@ class Store:
         return out
 
     @contextlib.contextmanager
-    def pinned_versions(self, known: Mapping[str, int] | None = None) -> Iterator[None]:
+    def pinned_versions(
+        self, known: Mapping[str, int] | None = None, *, share: dict[str, int] | None = None
+    ) -> Iterator[None]:
         """Inside (on this thread), each table's version is read once: one search's
         counts, meta and file stats check the tables once instead of ~9 times. Every
         read is a round trip to lancedb's event-loop thread that lists the table's
         versions on disk (0.4-1 ms each on a loaded machine). ``known`` gives versions
         the caller read a moment ago (an answer keyed on them), so those are not read
-        again. Queries themselves still see the latest commit."""
+        again; ``share``, another thread's pins (``shared_pins``): a search's workers
+        then read each version once with it, and see the same one. Queries themselves
+        still see the latest commit."""
         outer = getattr(self._pins, "versions", None)
         if outer is None:
-            self._pins.versions = dict(known or {})
+            self._pins.versions = share if share is not None else dict(known or {})
         try:
             yield
         finally:
             if outer is None:
                 self._pins.versions = None
+
+    def pin_versions(self, names: Sequence[str]) -> None:
+        """Inside ``pinned_versions``: read these tables' versions now, in one round trip
+        to lancedb's event-loop thread with the tables' checks run at once, instead of
+        one round trip each as the search first needs them (a hybrid search reads three).
+        A table that cannot be read is left to be read (and fail) as before."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        if pins is None:
+            return
+        wanted = [n for n in dict.fromkeys(names) if n not in pins]
+        if not wanted:
+            return
+        try:
+            tables = [self._table(n) for n in wanted]
+            if not all(isinstance(t, LanceTable) for t in tables):
+                return
+
+            async def versions() -> list[int]:
+                return list(await asyncio.gather(*(cast(LanceTable, t)._table.version() for t in tables)))
+
+            read: list[int] = LOOP.run(versions())  # type: ignore[no-untyped-call]
+        except Exception as exc:  # read one at a time later, failing as it always has
+            log.debug("cannot read the versions of %s at once: %s", wanted, exc)
+            return
+        for name, version in zip(wanted, read, strict=True):
+            pins.setdefault(name, int(version))
+
+    def shared_pins(self) -> dict[str, int] | None:
+        """This thread's pinned versions, to hand to ``pinned_versions(share=…)`` on
+        another thread; None outside ``pinned_versions``."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        return pins
 
     def derived(self, key: str, table: str, compute: Callable[[], _T]) -> _T:
         """``compute()``'s answer under ``key``, remembered until ``table``'s next commit:
@@ -468,8 +504,8 @@ class Store:
         if pins is None:
             return int(self._table(name).version)
         version = pins.get(name)
-        if version is None:
-            version = pins[name] = int(self._table(name).version)
+        if version is None:  # a thread sharing these pins may read it at once: first wins
+            version = pins.setdefault(name, int(self._table(name).version))
         return version
 
     def count(self, table: str, where: str | None = None) -> int:

@@ -170,3 +170,53 @@ def test_searches_read_the_plain_way_when_the_io_uring_connection_fails(tmp_path
     result = search(store, SearchRequest("retry upload", mode="bm25"), settings, root=root)
     assert result.hits and result.hits[0].chunk.symbol == "retry_upload"
     assert store._read_uri is None
+
+
+def test_a_hybrid_search_reads_each_tables_version_once_across_its_threads(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sources and lookups run on worker threads; they read versions with the
+    searching thread (``pinned_versions(share=…)``), the three the search needs first
+    at once (``pin_versions``)."""
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    store = open_store(root, settings)
+    request = SearchRequest("retry failed uploads", mode="hybrid")
+    before = search(store, request, settings, root=root, embedder=embedder)  # warm
+    reads: list[str] = []
+    version = AsyncTable.version
+
+    async def counted(self: AsyncTable) -> int:
+        reads.append(self.name)
+        return await version(self)
+
+    monkeypatch.setattr(AsyncTable, "version", counted)
+    for _ in range(3):
+        reads.clear()
+        result = search(store, request, settings, root=root, embedder=embedder)
+        assert [(h.chunk, h.score, h.sources) for h in result.hits] == [
+            (h.chunk, h.score, h.sources) for h in before.hits
+        ]
+        assert sorted(reads) == sorted(set(reads)) and set(reads) <= {CHUNKS, FILES, "meta"}
+
+
+def test_an_error_of_the_exact_source_reaches_the_caller_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hybrid's exact source runs on BM25's worker now; what it raises is raised by the
+    search, not taken for a failed BM25 source."""
+    from codesift.indexer.errors import QueryError
+    from codesift.indexer.search import exact
+
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+
+    def refuse(*args: object, **kwargs: object) -> list[str]:
+        raise QueryError("pattern refused")
+
+    monkeypatch.setattr(exact, "exact_chunks", refuse)
+    with pytest.raises(QueryError, match="pattern refused"):
+        search(store, SearchRequest("retry upload", mode="hybrid"), settings, root=root)
