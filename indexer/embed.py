@@ -157,11 +157,20 @@ def fast_tier_embedder(settings: EmbedSettings, main_model_id: str) -> StaticEmb
     indexer and every search of the process (the table is ~30 MiB once loaded)."""
     if not settings.fast_tier or main_model_id.startswith("static:"):
         return None
-    for directory in default_model_dirs(STATIC_MODEL):
-        if is_static_model_dir(directory):
-            fast = _static_model_at(str(directory))
-            return None if fast.model_id == main_model_id else fast
-    return None
+    dirs = tuple(str(d) for d in default_model_dirs(STATIC_MODEL))
+    found = _static_dirs_found.get(dirs)
+    if found is None:  # two stat calls a folder, on every search before this was kept
+        found = next((d for d in dirs if is_static_model_dir(Path(d))), None)
+        if found is None:
+            return None  # not kept: a model installed later is found by the next search
+        _static_dirs_found[dirs] = found
+    fast = _static_model_at(found)
+    return None if fast.model_id == main_model_id else fast
+
+
+# The first folder of each search path found holding the static model (never removed
+# while codesift runs: it ships in the package or was exported beside it).
+_static_dirs_found: dict[tuple[str, ...], str] = {}
 
 
 @functools.lru_cache(maxsize=2)

@@ -302,6 +302,8 @@ class IndexStatus:
     failed: tuple[FileRecord, ...] = field(default_factory=tuple)
     notes: tuple[FileRecord, ...] = field(default_factory=tuple)  # indexed with a caveat
     remote: RemoteStatus | None = None
+    # How searches read the index: "io_uring" or "pread" (``Store.reader``)
+    reader: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,7 +72,7 @@ from .rows import (
     vectors_to_arrow,
 )
 from .symtab import SymbolColumns
-from .uring import read_uri
+from .uring import read_uri, table_location
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -170,11 +170,11 @@ class Store:
         except Exception as exc:
             raise StoreError(f"cannot open the index at {uri}: {exc}") from exc
         self._tables: dict[str, lancedb.table.Table] = {}
-        # The searches' queries (``query``) read a local index through io_uring, on a
-        # connection of their own that never writes (``uring``); None: through ``_db``.
+        # The searches' queries (``query``) read a local index through io_uring: each
+        # table opened at its ``file+uring://`` location on ``_db`` (``uring``), never
+        # written through; None: the plain tables ``table`` reads.
         self._read_uri = read_uri(uri)
-        self._reads: lancedb.DBConnection | None = None
-        self._read_tables: dict[str, lancedb.table.Table] = {}
+        self._read_tables: dict[str, AsyncTable] = {}
         self._reads_lock = threading.Lock()
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._meta: tuple[int, IndexMeta | None] | None = None
@@ -220,36 +220,48 @@ class Store:
 
     def query(self, name: str) -> AsyncQuery:
         """A query of a table on lancedb's async API, for the searches' hot paths: run it
-        with ``fetch``. The table is the same object (and caches) ``table`` reads.
+        with ``fetch``. The table is ``table``'s, or (read through io_uring) the same
+        table opened at its ``file+uring://`` location on the same connection.
 
         The query is built on the table's native handle without lancedb's table object:
         given one, lancedb's ``to_arrow`` first reads the table's schema (a round trip
         that checks for a newer version, ~0.3 ms a query) to look for blob columns, which
         an index never has; the rows and their schema are the same without it."""
         tbl = self._read_table(name)
-        if not isinstance(tbl, LanceTable):  # a local or s3:// index is always one
-            raise StoreError(f"table {name!r} of {self.uri} cannot be queried asynchronously")
-        inner: AsyncTable = tbl._table
-        return AsyncQuery(inner._inner.query())
+        return AsyncQuery(tbl._inner.query())
 
-    def _read_table(self, name: str) -> lancedb.table.Table:
-        """The table ``query`` reads: through io_uring on the reading connection when the
-        index has one, else the table ``table`` reads. Both see every commit."""
-        if self._read_uri is None:
-            return self._table(name)
+    @property
+    def reader(self) -> str:
+        """How the searches read the index: ``io_uring`` (``file+uring://``) or ``pread``
+        (the plain way: io_uring turned off, refused, or an object store's own reads).
+        Opens the chunks table for reading if no search has yet."""
+        if self._read_uri is not None:
+            with contextlib.suppress(Exception):  # no chunks table: the plain way said so
+                self._read_table(CHUNKS)
+        return "io_uring" if self._read_uri is not None else "pread"
+
+    def _read_table(self, name: str) -> AsyncTable:
+        """The table ``query`` reads: through io_uring when the index is read that way,
+        else the table ``table`` reads. Both see every commit (the connection's strong
+        reads)."""
         tbl = self._read_tables.get(name)
-        if tbl is None:
-            plain = self._table(name)  # a missing table says so as it always has
-            with self._reads_lock:
+        if tbl is not None:
+            return tbl
+        plain = self._table(name)  # a missing table says so as it always has
+        if not isinstance(plain, LanceTable):  # a local or s3:// index is always one
+            raise StoreError(f"table {name!r} of {self.uri} cannot be queried asynchronously")
+        read_uri = self._read_uri
+        if read_uri is None:
+            return plain._table
+        with self._reads_lock:
+            tbl = self._read_tables.get(name)
+            if tbl is None:
                 try:
-                    if self._reads is None:
-                        self._reads = lancedb.connect(self._read_uri, read_consistency_interval=timedelta(0))
-                    tbl = self._read_tables.get(name) or self._reads.open_table(name)
-                    tbl.search().select([tbl.schema.names[0]]).limit(1).to_arrow()  # a row through the ring
+                    tbl = _open_at(self._db, name, table_location(read_uri, name))
                 except Exception as exc:  # io_uring refused past the probe (limits, filters)
                     log.info("reading %s the plain way: io_uring failed (%s)", self.uri, exc)
                     self._read_uri = None
-                    return plain
+                    return plain._table
                 self._read_tables[name] = tbl
         return tbl
 
@@ -263,10 +275,7 @@ class Store:
         query for an axis vector, limit 1; a column without an index is left alone (its
         search is a full scan, with nothing to cache)."""
         try:
-            tbl = self._read_table(CHUNKS)
-            if not isinstance(tbl, LanceTable):
-                return None
-            return asyncio.run_coroutine_threadsafe(_warm(tbl._table, column), LOOP.loop)
+            return asyncio.run_coroutine_threadsafe(_warm(self._read_table(CHUNKS), column), LOOP.loop)
         except Exception as exc:  # reading ahead is only ever a help
             log.debug("cannot read the %s index ahead: %s", column, exc)
             return None
@@ -420,21 +429,57 @@ class Store:
         return out
 
     @contextlib.contextmanager
-    def pinned_versions(self, known: Mapping[str, int] | None = None) -> Iterator[None]:
+    def pinned_versions(
+        self, known: Mapping[str, int] | None = None, *, share: dict[str, int] | None = None
+    ) -> Iterator[None]:
         """Inside (on this thread), each table's version is read once: one search's
         counts, meta and file stats check the tables once instead of ~9 times. Every
         read is a round trip to lancedb's event-loop thread that lists the table's
         versions on disk (0.4-1 ms each on a loaded machine). ``known`` gives versions
         the caller read a moment ago (an answer keyed on them), so those are not read
-        again. Queries themselves still see the latest commit."""
+        again; ``share``, another thread's pins (``shared_pins``): a search's workers
+        then read each version once with it, and see the same one. Queries themselves
+        still see the latest commit."""
         outer = getattr(self._pins, "versions", None)
         if outer is None:
-            self._pins.versions = dict(known or {})
+            self._pins.versions = share if share is not None else dict(known or {})
         try:
             yield
         finally:
             if outer is None:
                 self._pins.versions = None
+
+    def pin_versions(self, names: Sequence[str]) -> None:
+        """Inside ``pinned_versions``: read these tables' versions now, in one round trip
+        to lancedb's event-loop thread with the tables' checks run at once, instead of
+        one round trip each as the search first needs them (a hybrid search reads three).
+        A table that cannot be read is left to be read (and fail) as before."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        if pins is None:
+            return
+        wanted = [n for n in dict.fromkeys(names) if n not in pins]
+        if not wanted:
+            return
+        try:
+            tables = [self._table(n) for n in wanted]
+            if not all(isinstance(t, LanceTable) for t in tables):
+                return
+
+            async def versions() -> list[int]:
+                return list(await asyncio.gather(*(cast(LanceTable, t)._table.version() for t in tables)))
+
+            read: list[int] = LOOP.run(versions())  # type: ignore[no-untyped-call]
+        except Exception as exc:  # read one at a time later, failing as it always has
+            log.debug("cannot read the versions of %s at once: %s", wanted, exc)
+            return
+        for name, version in zip(wanted, read, strict=True):
+            pins.setdefault(name, int(version))
+
+    def shared_pins(self) -> dict[str, int] | None:
+        """This thread's pinned versions, to hand to ``pinned_versions(share=…)`` on
+        another thread; None outside ``pinned_versions``."""
+        pins: dict[str, int] | None = getattr(self._pins, "versions", None)
+        return pins
 
     def derived(self, key: str, table: str, compute: Callable[[], _T]) -> _T:
         """``compute()``'s answer under ``key``, remembered until ``table``'s next commit:
@@ -459,8 +504,8 @@ class Store:
         if pins is None:
             return int(self._table(name).version)
         version = pins.get(name)
-        if version is None:
-            version = pins[name] = int(self._table(name).version)
+        if version is None:  # a thread sharing these pins may read it at once: first wins
+            version = pins.setdefault(name, int(self._table(name).version))
         return version
 
     def count(self, table: str, where: str | None = None) -> int:
@@ -684,6 +729,21 @@ class Store:
             for name in self.table_names():
                 if not is_lease_table(name):  # the writer's own lock
                     self._db.drop_table(name)
+
+
+def _open_at(db: lancedb.DBConnection, name: str, location: str) -> AsyncTable:
+    """Table ``name`` opened at ``location`` on ``db``'s own connection (its session and
+    strong reads), and one row read through it."""
+
+    async def opened() -> AsyncTable:
+        conn = cast("lancedb.AsyncConnection", db._conn)  # type: ignore[attr-defined]
+        table = await conn.open_table(name, location=location)
+        first = (await table.schema()).names[0]
+        await table.query().select([first]).limit(1).to_arrow()  # a row through the ring
+        return table
+
+    table: AsyncTable = LOOP.run(opened())  # type: ignore[no-untyped-call]
+    return table
 
 
 async def _warm(table: AsyncTable, column: str) -> None:

@@ -513,4 +513,5 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),
         remote=overlay_status(store, settings, root, probe=probe_remote),
+        reader=store.reader,
     )

@@ -247,6 +247,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         *_fast_tier_rows(st),
         ("schema", str(st.schema_version)),
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
+        ("reads", _reader_row(st.reader)),
         ("embedding cache", _cache_row(st)),
         *_remote_rows(st.remote),
         ("server", _server_row(server)),
@@ -262,6 +263,12 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
                 out.print(f"  {r.path}: {r.reason}")
             if limit and len(records) > limit:
                 out.print(f"  … and {len(records) - limit} more (--all lists them)")
+
+
+def _reader_row(reader: str) -> str:
+    if reader == "io_uring":
+        return "io_uring (CODESIFT_IO_URING=0 turns it off)"
+    return f"{reader} (io_uring off, refused here, or not a local index)"
 
 
 def _cache_row(st: IndexStatus) -> str:

@@ -477,7 +477,7 @@ class AgentTools(GraphTools):
                     else []
                 ),
                 f"  model {st.model} ({st.dimension} dims), schema {st.schema_version}, "
-                f"{st.index_bytes / 1e6:,.1f} MB on disk",
+                f"{st.index_bytes / 1e6:,.1f} MB on disk, read with {st.reader}",
                 *(
                     [f"  embedding cache shared by the repository's worktrees: {st.cache_path}"]
                     if st.cache_shared

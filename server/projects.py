@@ -8,6 +8,7 @@ Knows the engine, not the protocol.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -21,7 +22,7 @@ from codesift.indexer.embed import Embedder, OnnxEmbedder, fast_tier_embedder, m
 from codesift.indexer.graph import Graph
 from codesift.indexer.graph.queries import edge_span
 from codesift.indexer.heap import release_memory
-from codesift.indexer.model import Span, Symbol
+from codesift.indexer.model import IndexStatus, Span, Symbol
 from codesift.indexer.paths import os_path
 from codesift.indexer.search.symbols import SymbolIndex, overlay_symbols
 from codesift.indexer.settings import EmbedSettings, Settings
@@ -267,6 +268,14 @@ class Project:
                 self._store = open_store(self.root, self.settings)
                 self._symbols = SymbolIndex(self._store)
             return self._store
+
+    def with_reader(self, status: IndexStatus) -> IndexStatus:
+        """``status`` saying how this project's own index reader reads (it may have
+        fallen back to the plain reads since it opened); as given while none is open."""
+        store = self._store
+        if store is None or not status.exists:
+            return status
+        return dataclasses.replace(status, reader=store.reader)
 
     def unsaved_symbols(self) -> dict[str, tuple[Symbol, ...]]:
         """Symbols of the open buffers with unsaved edits, parsed as the indexer would."""

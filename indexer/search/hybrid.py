@@ -21,7 +21,7 @@ from ..errors import CodesiftError, QueryError
 from ..model import Chunk, Symbol
 from ..rows import in_filters
 from ..settings import SearchSettings, Settings
-from ..store import IndexMeta, Store, load_chunks
+from ..store import CHUNKS, FILES, META, IndexMeta, Store, load_chunks
 from ..text import search_text
 from . import bounds, exact
 from . import grep as grep_mod
@@ -176,6 +176,8 @@ def search(
         # The specification: an empty or whitespace query returns an empty list, no error.
         return SearchResult((), empty_report(started, "empty query: nothing to search for"))
     with store.pinned_versions():  # the report's counts and stats check each table once
+        # the tables every search's report reads, and the vector source's choice of tier
+        store.pin_versions((FILES, CHUNKS, META) if request.mode in ("hybrid", "vector") else (FILES,))
         return _run(store, plan, settings, root, embedder, overlay, graph, semantic_off, started)
 
 
@@ -249,6 +251,7 @@ def ranked_chunks(
     if not (plan.keywords.strip() or plan.semantic_query):
         return []
     with store.pinned_versions():
+        store.pin_versions((FILES, CHUNKS, META))
         _, candidates = _ranked(store, plan, settings, root, embedder, overlay, "")
     return [c.chunk for c in candidates[: plan.limit]]
 
@@ -263,12 +266,51 @@ def _retrieve(
     overlay: Mapping[str, str] | None,
     semantic_off: str = "",
 ) -> Retrieved:
-    """Run the sources the mode asks for, in parallel; a failing source is a note."""
+    """Run the sources the mode asks for, in parallel; a failing source is a note.
+
+    BM25 starts first, and in hybrid the exact source matches its pool on the same
+    worker as soon as it returns: both overlap the vector tier's choice and search
+    instead of following them."""
     got = Retrieved()
     mode, depth, where = plan.mode, plan.depth, plan.where
     want_bm25 = mode in ("hybrid", "bm25")
     want_vec = mode in ("hybrid", "vector")
     futures: dict[Source, Future[list[str]]] = {}
+    pins = store.shared_pins()  # the workers read each table's version once with this thread
+    bm25_future: Future[list[str]] | None = None
+    # The exact source's answer, computed after BM25 on its worker (hybrid): its ids,
+    # or what it raised (raised again here, where it always was).
+    exact_done: list[list[str] | BaseException] = []
+    if want_bm25:
+        pool_depth = depth * exact.POOL if mode == "hybrid" else depth
+
+        def run_bm25() -> list[str]:
+            hits = bm25(store, plan.bm25_query, pool_depth, where)
+            got.pool.extend(hits)
+            got.bm25_scores.update({h.chunk_id: h.score for h in hits})
+            got.known.update({h.chunk_id: h.chunk for h in hits})
+            return [h.chunk_id for h in hits[:depth]]
+
+        def run_bm25_then_exact() -> list[str]:
+            with store.pinned_versions(share=pins):
+                ids = _timed(run_bm25, got.millis, "bm25")
+                if mode == "hybrid":
+                    try:
+                        exact_done.append(
+                            _timed(
+                                lambda: _exact(store, plan, got, root, settings, overlay), got.millis, "grep"
+                            )
+                        )
+                    except BaseException as exc:  # raised again by the caller, as before
+                        exact_done.append(exc)
+                return ids
+
+        bm25_future = _POOL.submit(run_bm25_then_exact)
+    names = definition_lookup(plan.intent) if plan.rank else []
+    if names:
+        got.definitions = (names, _POOL.submit(_pinned, store, pins, definitions_named, store, names))
+    if plan.rank:
+        got.references = _POOL.submit(_pinned, store, pins, _file_references, store)
     meta = store.current_meta() if want_vec else None
     if want_vec and embedder is not None and meta is not None and meta.model_id != embedder.model_id:
         got.notes.append(
@@ -312,22 +354,8 @@ def _retrieve(
                 return [h.chunk_id for h in res.hits]
 
             futures[Source.SEMANTIC] = _POOL.submit(_timed, run_vec, got.millis, "semantic")
-    if want_bm25:
-        pool_depth = depth * exact.POOL if mode == "hybrid" else depth
-
-        def run_bm25() -> list[str]:
-            hits = bm25(store, plan.bm25_query, pool_depth, where)
-            got.pool.extend(hits)
-            got.bm25_scores.update({h.chunk_id: h.score for h in hits})
-            got.known.update({h.chunk_id: h.chunk for h in hits})
-            return [h.chunk_id for h in hits[:depth]]
-
-        futures[Source.BM25] = _POOL.submit(_timed, run_bm25, got.millis, "bm25")
-    names = definition_lookup(plan.intent) if plan.rank else []
-    if names:
-        got.definitions = (names, _POOL.submit(definitions_named, store, names))
-    if plan.rank:
-        got.references = _POOL.submit(_file_references, store)
+    if bm25_future is not None:
+        futures[Source.BM25] = bm25_future  # after the vector source: the fusion's order
     if mode == "grep":
         futures[Source.GREP] = _POOL.submit(
             _timed,
@@ -349,22 +377,46 @@ def _retrieve(
     if mode == "hybrid":
         # Exact keyword matches among the BM25 candidates, in BM25 order (whole-index
         # statistics), plus unsaved buffers: no disk walk per query (see exact.py).
-        t = time.perf_counter()
-        got.rankings[Source.GREP] = exact.exact_chunks(
-            grep_pattern(plan.keywords),
-            got.pool,
-            store=store,
-            root=root,
-            filters=plan.request.filters,
-            where=where,
-            index_settings=settings.index,
-            overlay=overlay,
-            timeout_s=settings.search.grep_timeout_s,
-        )[:depth]
-        got.millis["grep"] = round((time.perf_counter() - t) * 1000, 2)
+        if exact_done:
+            answer = exact_done[0]
+            if isinstance(answer, BaseException):
+                raise answer
+            got.rankings[Source.GREP] = answer
+        else:  # BM25 failed: the buffers' matches alone, as before
+            got.rankings[Source.GREP] = _timed(
+                lambda: _exact(store, plan, got, root, settings, overlay), got.millis, "grep"
+            )
     if want_bm25 and not sanitize(plan.bm25_query):
         got.notes.append("the query has no searchable words for BM25 (only syntax characters)")
     return got
+
+
+def _exact(
+    store: Store,
+    plan: Plan,
+    got: Retrieved,
+    root: Path,
+    settings: Settings,
+    overlay: Mapping[str, str] | None,
+) -> list[str]:
+    """Hybrid's exact source over BM25's pool (``got.pool``), its first ``plan.depth``."""
+    return exact.exact_chunks(
+        grep_pattern(plan.keywords),
+        got.pool,
+        store=store,
+        root=root,
+        filters=plan.request.filters,
+        where=plan.where,
+        index_settings=settings.index,
+        overlay=overlay,
+        timeout_s=settings.search.grep_timeout_s,
+    )[: plan.depth]
+
+
+def _pinned(store: Store, pins: dict[str, int] | None, fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` on a worker, reading table versions as the searching thread does."""
+    with store.pinned_versions(share=pins):
+        return fn(*args)
 
 
 def _fast_embedder(settings: Settings, meta: IndexMeta | None) -> Embedder | None:

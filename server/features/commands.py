@@ -217,7 +217,7 @@ def run_status(ls: CodesiftServer, a: StatusArgs) -> object:
     with convert.engine_errors():
         return convert.status_json(
             [
-                (index_status(p.root, p.settings, probe_remote=False), p.doing())
+                (p.with_reader(index_status(p.root, p.settings, probe_remote=False)), p.doing())
                 for p in ls.selected(a.projects)
             ]
         )

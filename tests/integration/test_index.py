@@ -232,8 +232,10 @@ def test_index_and_status_json_carry_the_documented_fields(workspace: Path) -> N
         "schema_version",
         "model",
         "index_bytes",
+        "reader",
     } <= set(st)
     assert st["files_indexed"] == 5 and st["vectors_pending"] == 0
+    assert st["reader"] in ("io_uring", "pread")
 
 
 def test_index_of_a_tree_its_own_gitignore_hides_says_why_it_is_empty(tmp_path: Path) -> None:

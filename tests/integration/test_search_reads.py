@@ -19,7 +19,7 @@ from codesift.indexer.search.keyword import bm25
 from codesift.indexer.search.results import SearchRequest
 from codesift.indexer.settings import Settings, load_settings
 from codesift.indexer.store import CHUNKS, FILES, fetch, load_chunks
-from codesift.indexer.sync import index_workspace, open_store
+from codesift.indexer.sync import index_status, index_workspace, open_store
 
 from ..conftest import write_workspace
 
@@ -114,20 +114,51 @@ def test_an_index_read_through_io_uring_answers_as_one_read_the_plain_way(
     root = write_workspace(tmp_path / "ws")
     settings = load_settings(root)
     index_workspace(root, settings, embedder=embedder)
-    monkeypatch.setenv(uring.ENV, "1")  # off by default: asked for here
+    monkeypatch.delenv(uring.ENV, raising=False)  # on by default where the kernel allows it
     uring.available.cache_clear()
     through = open_store(root, settings)
-    assert (through._read_uri is not None) == uring.available()
+    assert through.reader == ("io_uring" if uring.available() else "pread")
+    assert index_status(root, settings).reader == through.reader
     monkeypatch.setenv(uring.ENV, "0")
     uring.available.cache_clear()
     plain = open_store(root, settings)
     uring.available.cache_clear()
-    assert plain._read_uri is None
+    assert plain._read_uri is None and plain.reader == "pread"
     for mode in ("hybrid", "bm25", "vector"):
         request = SearchRequest("retry failed uploads", mode=mode)
         a = search(through, request, settings, root=root, embedder=embedder)
         b = search(plain, request, settings, root=root, embedder=embedder)
         assert a.hits and [(h.chunk, h.score) for h in a.hits] == [(h.chunk, h.score) for h in b.hits]
+
+
+def _tree(top: Path) -> set[str]:
+    return {str(p.relative_to(top)) for p in top.rglob("*") if ".codesift" not in p.parts}
+
+
+@pytest.mark.parametrize("name", ["ws", "a b#c%20d"])
+def test_reading_through_io_uring_creates_nothing_in_the_working_directory_or_workspace(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A language server's working directory is its workspace: a folder made there (as
+    connecting to ``file+uring:///abs`` made ``file+uring:/abs/…``) is a change its
+    watcher re-indexes. A folder name Lance would decode as another path reads its own."""
+    root = write_workspace(tmp_path / name)
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.delenv(uring.ENV, raising=False)
+    uring.available.cache_clear()
+    before = _tree(tmp_path)
+    for cwd in (root, elsewhere):
+        monkeypatch.chdir(cwd)
+        store = open_store(root, settings)
+        for mode in ("hybrid", "bm25", "vector"):
+            request = SearchRequest("retry failed uploads", mode=mode)
+            assert search(store, request, settings, root=root, embedder=embedder).hits
+        assert store.reader == ("io_uring" if uring.available() else "pread")
+        assert index_status(root, settings).exists
+    assert _tree(tmp_path) == before
 
 
 def test_searches_read_the_plain_way_when_the_io_uring_connection_fails(tmp_path: Path) -> None:
@@ -139,3 +170,53 @@ def test_searches_read_the_plain_way_when_the_io_uring_connection_fails(tmp_path
     result = search(store, SearchRequest("retry upload", mode="bm25"), settings, root=root)
     assert result.hits and result.hits[0].chunk.symbol == "retry_upload"
     assert store._read_uri is None
+
+
+def test_a_hybrid_search_reads_each_tables_version_once_across_its_threads(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sources and lookups run on worker threads; they read versions with the
+    searching thread (``pinned_versions(share=…)``), the three the search needs first
+    at once (``pin_versions``)."""
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embedder=embedder)
+    store = open_store(root, settings)
+    request = SearchRequest("retry failed uploads", mode="hybrid")
+    before = search(store, request, settings, root=root, embedder=embedder)  # warm
+    reads: list[str] = []
+    version = AsyncTable.version
+
+    async def counted(self: AsyncTable) -> int:
+        reads.append(self.name)
+        return await version(self)
+
+    monkeypatch.setattr(AsyncTable, "version", counted)
+    for _ in range(3):
+        reads.clear()
+        result = search(store, request, settings, root=root, embedder=embedder)
+        assert [(h.chunk, h.score, h.sources) for h in result.hits] == [
+            (h.chunk, h.score, h.sources) for h in before.hits
+        ]
+        assert sorted(reads) == sorted(set(reads)) and set(reads) <= {CHUNKS, FILES, "meta"}
+
+
+def test_an_error_of_the_exact_source_reaches_the_caller_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hybrid's exact source runs on BM25's worker now; what it raises is raised by the
+    search, not taken for a failed BM25 source."""
+    from codesift.indexer.errors import QueryError
+    from codesift.indexer.search import exact
+
+    root = write_workspace(tmp_path / "ws")
+    settings = load_settings(root)
+    index_workspace(root, settings, embed=False)
+    store = open_store(root, settings)
+
+    def refuse(*args: object, **kwargs: object) -> list[str]:
+        raise QueryError("pattern refused")
+
+    monkeypatch.setattr(exact, "exact_chunks", refuse)
+    with pytest.raises(QueryError, match="pattern refused"):
+        search(store, SearchRequest("retry upload", mode="hybrid"), settings, root=root)
