@@ -198,6 +198,9 @@ def extract_edges(
     add = found.append
     # a call's argument count by where its name ends, where overloads need it
     counted: dict[tuple[int, int], int] = {}
+    # and its argument types, where overloads need them (Java)
+    typer = mapping.argument_types()
+    typed: dict[tuple[int, int], str] = {}
     held: set[int] = set()  # the `order` of rows from a `held` capture
 
     for capture, nodes in captures:
@@ -258,6 +261,10 @@ def extract_edges(
                 n = mapping.argument_count(node)
                 if n >= 0:
                     counted[(r1, c1)] = n
+                if n > 0 and typer is not None:
+                    types = typer(node)
+                    if types:
+                        typed[(r1, c1)] = types
             if capture == "held":
                 held.add(len(found))
             add((r0, c0, len(found), kind, scope, to_name, r1, c1, "", ""))
@@ -294,10 +301,23 @@ def extract_edges(
     elif language == "rust":
         marks = rust_marks(root, scopes.binding_scope)
         found = _calls_of_parameters(_mark_bindings(found, marks), marks, scopes)
-    args = counted.get
+    args, types_of = counted.get, typed.get
     if column is None:
         return tuple(
-            Edge(path, scope, to_name, kind, r0 + 1, c0, r1 + 1, c1, module, alias, args=args((r1, c1), -1))
+            Edge(
+                path,
+                scope,
+                to_name,
+                kind,
+                r0 + 1,
+                c0,
+                r1 + 1,
+                c1,
+                module,
+                alias,
+                args=args((r1, c1), -1),
+                arg_types=types_of((r1, c1), ""),
+            )
             for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
         )
     return tuple(
@@ -313,6 +333,7 @@ def extract_edges(
             module,
             alias,
             args=args((r1, c1), -1),
+            arg_types=types_of((r1, c1), ""),
         )
         for r0, c0, _, kind, scope, to_name, r1, c1, module, alias in found
     )

@@ -128,6 +128,9 @@ class Symbol:
     arity: int = 0
     # one part of a type declared in several (C#'s ``partial class``): the parts are one type
     partial: bool = False
+    # its parameters' types, where the graph tells overloads apart by them (Java:
+    # ``int,'T[],'T...``, see ``languages.java_types``); "" elsewhere or not known
+    params: str = ""
 
 
 #: ``Symbol.arity`` of a definition whose argument count is not known (any count fits)
@@ -187,6 +190,9 @@ class Edge:
     to_symbol: str = ""
     candidates: tuple[str, ...] = ()
     args: int = -1  # a call's argument count where overloads need it (Java, C#, Kotlin); -1: not known
+    # a call's argument types where the code states them (Java: ``int,boolean[],?``, see
+    # ``languages.java_types``); "" when none is known
+    arg_types: str = ""
 
     @property
     def last_name(self) -> str:

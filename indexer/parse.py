@@ -561,6 +561,7 @@ class _FileParse(_Chunker):
             container=d.container,
             chunk_id=holder(selection.start.line, d.qualified_name),
             arity=self.mapping.arity(d.node),
+            params=self.mapping.parameter_types(d.node),
             partial=self.mapping.partial(d.node),
         )
 

@@ -108,6 +108,7 @@ def symbols_schema() -> pa.Schema:
             pa.field("chunk_id", pa.string()),
             pa.field("arity", pa.int32()),
             pa.field("partial", pa.bool_()),
+            pa.field("params", pa.string()),
         ]
     )
 
@@ -128,6 +129,7 @@ def edges_schema() -> pa.Schema:
             pa.field("end_line", pa.int32()),
             pa.field("end_col", pa.int32()),
             pa.field("args", pa.int32()),
+            pa.field("arg_types", pa.string()),
         ]
     )
 
@@ -239,6 +241,7 @@ def symbols_table(symbols: Sequence[Symbol]) -> pa.Table:
             "chunk_id": [s.chunk_id for s in symbols],
             "arity": pa.array([s.arity for s in symbols], i32),
             "partial": pa.array([s.partial for s in symbols], pa.bool_()),
+            "params": [s.params for s in symbols],
         },
         schema=symbols_schema(),
     )
@@ -265,6 +268,7 @@ def edges_table(edges: Sequence[Edge]) -> pa.Table:
             "end_line": pa.array([e.end_line for e in edges], pa.int32()),
             "end_col": pa.array([e.end_column for e in edges], pa.int32()),
             "args": pa.array([e.args for e in edges], pa.int32()),
+            "arg_types": [e.arg_types for e in edges],
         },
         schema=edges_schema(),
     )
@@ -289,8 +293,9 @@ def edges_from_table(data: pa.Table) -> list[Edge]:
             module=intern(m or ""),
             alias=intern(a or ""),
             args=-1 if n is None else n,
+            arg_types=intern(ts or ""),
         )
-        for p, f, t, k, ln, c, el, ec, m, a, n in zip(
+        for p, f, t, k, ln, c, el, ec, m, a, n, ts in zip(
             cols["path"],
             cols["from_symbol"],
             cols["to_name"],
@@ -302,6 +307,7 @@ def edges_from_table(data: pa.Table) -> list[Edge]:
             cols["module"],
             cols["alias"],
             cols.get("args") or [None] * len(cols["path"]),
+            cols.get("arg_types") or [None] * len(cols["path"]),
             strict=True,
         )
     ]
@@ -392,12 +398,13 @@ SYMBOL_COLUMNS = (
     "chunk_id",
     "arity",
     "partial",
+    "params",
 )
 
 
 def present(columns: Sequence[str], schema: pa.Schema) -> list[str]:
     """Those of ``columns`` a table has: an index of an older schema lacks the newest
-    (``symbols.arity``, ``edges.args``), which its readers take as their defaults until the
+    (``symbols.params``, ``edges.arg_types``), which its readers take as their defaults until the
     next ``codesift index`` rebuilds it."""
     return [c for c in columns if c in schema.names]
 
@@ -422,7 +429,7 @@ def symbols_from_table(
         return found
 
     out: list[Symbol] = []
-    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid, ar, part in zip(
+    for name, qual, kind, path, lang, sl, sc, el, ec, ssl, ssc, sel, sec, cont, cid, ar, part, pt in zip(
         cols["name"],
         cols["qualified_name"],
         cols["kind"],
@@ -440,6 +447,7 @@ def symbols_from_table(
         cols["chunk_id"],
         cols.get("arity") or [0] * len(cols["name"]),
         cols.get("partial") or [False] * len(cols["name"]),
+        cols.get("params") or [None] * len(cols["name"]),
         strict=True,
     ):
         out.append(
@@ -455,6 +463,7 @@ def symbols_from_table(
                 chunk_id=intern(str(cid)),
                 arity=int(ar or 0),
                 partial=bool(part),
+                params=intern(str(pt or "")),
             )
         )
     return out
@@ -485,4 +494,5 @@ def symbol_from_row(row: dict[str, object]) -> Symbol:
         chunk_id=intern(str(row["chunk_id"])),
         arity=i("arity") if "arity" in row else 0,
         partial=bool(row.get("partial")),
+        params=str(row.get("params") or ""),
     )

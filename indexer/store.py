@@ -87,7 +87,9 @@ log = logging.getLogger(__name__)
 #    beside the main model's, written right after the text phase)
 # 5: symbols.arity and edges.args (Java, C# and Kotlin overloads told apart by argument
 #    count), symbols.partial (the parts of a C# partial type are one type)
-SCHEMA_VERSION = 5
+# 6: symbols.params and edges.arg_types (Java overloads of one argument count told apart
+#    by the types the code states)
+SCHEMA_VERSION = 6
 
 FILES = "files"
 CHUNKS = "chunks"

@@ -148,6 +148,55 @@ class HexIds:
         return len(self.data)
 
 
+class Sparse:
+    """A string column empty in most rows (Java's parameter and argument types, ""
+    elsewhere): the rows that hold a value, sorted, each with an id into the distinct
+    values — nothing a row for the rest (a workspace without Java holds none)."""
+
+    __slots__ = ("ids", "rows", "values")
+
+    def __init__(self, column: pa.ChunkedArray | pa.Array | None, size: int) -> None:
+        self.values: list[str] = []
+        self.rows: Rows = np.zeros(0, np.int32)
+        self.ids: npt.NDArray[np.integer] = np.zeros(0, np.uint16)
+        if column is None or not size:
+            return
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        filled = pc.fill_null(column.cast(pa.string()), "")
+        held = np.flatnonzero(pc.not_equal(filled, "").to_numpy(zero_copy_only=False))
+        if not len(held):
+            return
+        taken = filled.take(pa.array(held)).to_pylist()
+        self.values = sorted(set(taken))
+        index = {v: i for i, v in enumerate(self.values)}
+        ids = np.array([index[v] for v in taken], np.int64)
+        self.rows = held.astype(np.int32)
+        self.ids = ids.astype(narrowest([ids]))
+
+    def get(self, row: int) -> str:
+        rows = self.rows
+        if not len(rows):
+            return ""
+        i = int(np.searchsorted(rows, row))
+        return self.values[int(self.ids[i])] if i < len(rows) and rows[i] == row else ""
+
+    def take(self, rows: npt.NDArray[np.integer]) -> list[str]:
+        """The values of these rows, in their order."""
+        if not len(self.rows):
+            return [""] * len(rows)
+        at = np.searchsorted(self.rows, rows)
+        at = np.minimum(at, len(self.rows) - 1)
+        hit = self.rows[at] == rows
+        values = self.values
+        return [values[i] if h else "" for i, h in zip(self.ids[at].tolist(), hit.tolist(), strict=True)]
+
+    def nbytes(self) -> int:
+        return int(self.rows.nbytes + self.ids.nbytes) + sum(len(v) for v in self.values)
+
+
 class SymbolColumns:
     """Symbols of a ``symbols`` table slice (``SYMBOL_COLUMNS``), one row each, in its order."""
 
@@ -184,6 +233,8 @@ class SymbolColumns:
         if "partial" in table.column_names:
             parts = table.column("partial").combine_chunks().cast(pa.bool_())
             self.partial[:] = pc.fill_null(parts, False).to_numpy(zero_copy_only=False)
+        # Java's parameter types (an index of schema 5 has none: not known)
+        self.params = Sparse(table.column("params") if "params" in table.column_names else None, self.size)
         self._made: dict[int, Symbol] = {}
         # Symbols kept once made: at most half the rows (then forgotten and made again as
         # read), so a long session's questions never bring back every row as an object
@@ -230,6 +281,7 @@ class SymbolColumns:
                 chunk_id=self.chunk_id[row],
                 arity=int(self.arity[row]),
                 partial=bool(self.partial[row]),
+                params=self.params.get(row),
             )
             found = self._made.setdefault(row, found)
         return found
@@ -248,7 +300,7 @@ class SymbolColumns:
             names, paths = self.name.values, self.path.values
             langs, conts = self.language.values, self.container.values
             quals, cids = self.qualified, self.chunk_id
-            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar, part in zip(
+            for r, (sl, sc, el, ec, ssl, ssc, sel, sec), k, n, p, lg, c, ar, part, pt in zip(
                 new,
                 self.pos[at].tolist(),
                 self.kind[at].tolist(),
@@ -258,6 +310,7 @@ class SymbolColumns:
                 self.container.ids[at].tolist(),
                 self.arity[at].tolist(),
                 self.partial[at].tolist(),
+                self.params.take(at),
                 strict=True,
             ):
                 sym = Symbol(
@@ -272,6 +325,7 @@ class SymbolColumns:
                     chunk_id=cids[r],
                     arity=ar,
                     partial=part,
+                    params=pt,
                 )
                 made.setdefault(r, sym)
         make = self.symbol
@@ -299,6 +353,7 @@ class SymbolColumns:
         cols["chunk_id"] = cids
         cols["arity"] = pa.array(self.arity[take].astype(np.int32))
         cols["partial"] = pa.array(self.partial[take])
+        cols["params"] = pa.array(self.params.take(take), pa.string())
         return pa.table(cols)
 
     def nbytes(self) -> int:
@@ -307,6 +362,7 @@ class SymbolColumns:
             + self.kind.nbytes
             + self.arity.nbytes
             + self.partial.nbytes
+            + self.params.nbytes()
             + sum(d.ids.nbytes for d in (self.name, self.path, self.language, self.container))
             + self.qualified.nbytes()
             + self.chunk_id.nbytes()
@@ -366,6 +422,7 @@ def symbols_arrow(symbols: Iterable[Symbol]) -> pa.Table:
             "chunk_id": _utf8(s.chunk_id for s in ss),
             "arity": ints(lambda s: s.arity),
             "partial": pa.array([s.partial for s in ss], pa.bool_()),
+            "params": pa.array([s.params for s in ss], pa.string()),
         }
     )
 

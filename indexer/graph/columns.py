@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import overload
 
 import numpy as np
@@ -28,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model import Edge, EdgeKind
-from ..symtab import narrowest
+from ..symtab import Sparse, narrowest
 
 Rows = npt.NDArray[np.int32]
 
@@ -45,6 +46,7 @@ EDGE_COLUMNS = (
     "end_line",
     "end_col",
     "args",
+    "arg_types",
 )
 _STRINGS = ("path", "from_symbol", "to_name", "module", "alias")
 _KINDS: tuple[EdgeKind, ...] = tuple(EdgeKind)
@@ -203,6 +205,8 @@ class EdgeColumns:
         self.alias.ids = self.wide[:, _ALIAS]
         self.kind = self.narrow[:, _KIND]
         self.line = self.narrow[:, _LINE]
+        # Java calls' argument types: a few rows hold one (none outside Java)
+        self.arg_types = Sparse(table.column("arg_types"), self.size)
         # ``Edge.last_name`` of each ``to_name`` value, as an id into its own sorted table
         lasts = [t.rsplit(".", 1)[-1] for t in self.to_name.values]
         names = sorted(set(lasts))
@@ -234,6 +238,7 @@ class EdgeColumns:
                 "end_line": pa.array(cells[:, _END_LINE]),
                 "end_col": pa.array(cells[:, _END_COL]),
                 "args": pa.array(cells[:, _ARGS] - 1),
+                "arg_types": pa.array(self.arg_types.take(np.asarray(rows)), pa.string()).dictionary_encode(),
             }
         ).select(list(EDGE_COLUMNS))
 
@@ -245,11 +250,16 @@ class EdgeColumns:
         mv, av, kinds = self.module.values, self.alias.values, _KINDS
         cells = zip(self.narrow[rows].tolist(), self.wide[rows].tolist(), strict=True)
         if isinstance(fv, PackedStrings) and isinstance(tv, PackedStrings) and isinstance(av, PackedStrings):
-            return _edges_packed(cells, pv, fv, tv, av, mv)
-        return [
-            Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a], args=n - 1)
-            for (p, k, ln, co, el, ec, m, n), (f, t, a) in cells
-        ]
+            made = _edges_packed(cells, pv, fv, tv, av, mv)
+        else:
+            made = [
+                Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a], args=n - 1)
+                for (p, k, ln, co, el, ec, m, n), (f, t, a) in cells
+            ]
+        if len(self.arg_types.rows):
+            types = self.arg_types.take(np.asarray(rows))
+            made = [replace(e, arg_types=ts) if ts else e for e, ts in zip(made, types, strict=True)]
+        return made
 
     def forget_decoded(self) -> None:
         """Forget the packed tables' decoded values (after building: those were not asked)."""
@@ -270,9 +280,9 @@ class EdgeColumns:
 
     def nbytes(self) -> int:
         tables = (self.from_symbol.values, self.to_name.values, self.alias.values, self.last_names)
-        return int(self.narrow.nbytes + self.wide.nbytes + self.last_of_to.nbytes) + sum(
-            t.nbytes() for t in tables if isinstance(t, PackedStrings)
-        )
+        return int(
+            self.narrow.nbytes + self.wide.nbytes + self.last_of_to.nbytes + self.arg_types.nbytes()
+        ) + sum(t.nbytes() for t in tables if isinstance(t, PackedStrings))
 
 
 def _edges_packed(
@@ -315,6 +325,7 @@ def edges_arrow(edges: Iterable[Edge]) -> pa.Table:
             "end_line": pa.array([e.end_line for e in es], pa.int32()),
             "end_col": pa.array([e.end_column for e in es], pa.int32()),
             "args": pa.array([e.args for e in es], pa.int32()),
+            "arg_types": pa.array([e.arg_types for e in es], pa.string()),
         }
     )
 
@@ -331,8 +342,9 @@ def encode(batches: Iterable[pa.RecordBatch]) -> pa.Table:
     for batch in batches:
         cols = []
         for n in names:
-            # `args` is missing from an index of schema 4: not known
-            col = batch.column(n) if n in batch.schema.names else pa.nulls(batch.num_rows, pa.int32())
+            # `args` is missing from an index of schema 4, `arg_types` of 5: not known
+            missing = pa.nulls(batch.num_rows, pa.string() if n == "arg_types" else pa.int32())
+            col = batch.column(n) if n in batch.schema.names else missing
             if n in _ENCODED:
                 col = pc.dictionary_encode(pc.fill_null(col.cast(pa.string()), ""))
                 col = col.cast(pa.dictionary(pa.int32(), pa.string()))
@@ -343,4 +355,4 @@ def encode(batches: Iterable[pa.RecordBatch]) -> pa.Table:
     return pa.Table.from_batches(out, schema=schema)
 
 
-_ENCODED = frozenset({*_STRINGS, "kind"})
+_ENCODED = frozenset({*_STRINGS, "kind", "arg_types"})

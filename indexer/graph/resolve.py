@@ -36,6 +36,7 @@ from ..languages.bindings import CALLED
 from ..model import Edge, EdgeKind, Symbol, SymbolKind, takes
 from .bound import BoundTypes
 from .modules import MAX_DEPTH, Module, ModuleFinder, Target, absolute_module, family
+from .overloads import FINAL_SUPERTYPES, Fit, choices
 from .snapshot import CALLABLE_KINDS, OVERLOADING, TYPE_KINDS, Snapshot, python_module
 
 _SELF_WORDS = {
@@ -53,6 +54,8 @@ _OPEN_NAMESPACES = frozenset({"csharp"})
 # a field's, a return type, a base list): they name types and namespaces only
 _TYPE_POSITIONS = frozenset({"java", "csharp", "kotlin"})
 # a namespace's members, declared in any file
+# supertypes a Java class may have without naming them (a record's, an enum's)
+_IMPLIED = frozenset({"Record", "Enum", "Comparable", "Serializable", "Constable"})
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
 
 
@@ -84,6 +87,7 @@ class Resolver(BoundTypes, ModuleFinder):
         self._bases: dict[Symbol, tuple[Symbol, ...]] = {}
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
         self._types: dict[tuple[str, str, str], Symbol | None] = {}
+        self._subtypes: dict[tuple[str, str], Fit] = {}
         # an unresolved reference's answer, one per (last name, family): every edge of that
         # name shares it (a tuple of candidates an edge took ~1.9 MiB for 5.7k on the stdlib)
         self._unresolved: dict[tuple[str, str], Resolution] = {}
@@ -94,6 +98,7 @@ class Resolver(BoundTypes, ModuleFinder):
             self._bases.clear()
             self._imports.clear()
             self._types.clear()
+            self._subtypes.clear()
             self._unresolved.clear()
             self._generation = self.snap.generation
 
@@ -429,7 +434,61 @@ class Resolver(BoundTypes, ModuleFinder):
         fits = [s for s in overloads if takes(s.arity, edge.args)]
         if len(fits) == 1:
             return Resolution(symbol=fits[0])
+        if len(fits) > 1 and edge.arg_types and found.language == "java":
+            # the argument types the code states against each overload's parameters
+            picked = choices([(s.params, s) for s in fits], edge.arg_types, self.java_subtype)
+            if len(picked) == 1 and isinstance(picked[0], Symbol):
+                return Resolution(symbol=picked[0])
+            if picked:
+                return Resolution(candidates=tuple(s for s in fits if s in picked))
         return Resolution(candidates=tuple(fits or overloads))
+
+    def java_subtype(self, sub: str, sup: str) -> Fit:
+        """Whether the Java class named ``sub`` is a subtype of the one named ``sup``
+        (simple names), by the workspace's class hierarchy: ``Fit.MAYBE`` when a type on
+        the way is outside the workspace, or several classes of that name disagree."""
+        if sub == sup or sup == "Object":
+            return Fit.YES
+        self._fresh()
+        key = (sub, sup)
+        found = self._subtypes.get(key)
+        if found is None:
+            classes = [
+                s for s in self.snap.symbols_named(sub) if s.language == "java" and s.kind in TYPE_KINDS
+            ]
+            if not classes:
+                known = FINAL_SUPERTYPES.get(sub)
+                found = Fit.MAYBE if known is None else (Fit.YES if sup in known else Fit.NO)
+            else:
+                answers = {self._reaches(c, sup) for c in classes}
+                found = answers.pop() if len(answers) == 1 else Fit.MAYBE
+            self._subtypes[key] = found
+        return found
+
+    def _reaches(self, cls: Symbol, sup: str) -> Fit:
+        """Whether a supertype named ``sup`` is among a class's (breadth first); ``NO``
+        only when every supertype on the way is in the workspace."""
+        complete = True
+        seen = {cls}
+        queue = [cls]
+        while queue:
+            t = queue.pop(0)
+            if t.kind is SymbolKind.ENUM:
+                complete = False  # `Enum`, `Comparable`, `Serializable`: implied
+            for e in self.supertype_edges(t):
+                r = self.resolve(e)
+                base = r.symbol
+                if base is None or base.kind not in TYPE_KINDS:
+                    if e.last_name == sup:
+                        return Fit.YES
+                    complete = False
+                    continue
+                if base.name == sup:
+                    return Fit.YES
+                if base not in seen:
+                    seen.add(base)
+                    queue.append(base)
+        return Fit.NO if complete and sup not in _IMPLIED else Fit.MAYBE
 
     # ----- names ----------------------------------------------------------------------
 

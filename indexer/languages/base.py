@@ -11,6 +11,7 @@ type names so that any grammar of the pack gives sensible chunks.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import ClassVar
@@ -218,6 +219,17 @@ class Mapping:
         """Whether the definition is one part of a type declared in several (C#'s
         ``partial class``)."""
         return False
+
+    def parameter_types(self, definition: Node) -> str:
+        """The types of a definition's parameters (``Symbol.params``), in languages whose
+        overloads the graph tells apart by them (Java); "" here."""
+        return ""
+
+    def argument_types(self) -> Callable[[Node], str] | None:
+        """What gives the argument types of the call around a ``@call`` capture
+        (``Edge.arg_types``) in one file, in languages whose overloads the graph tells
+        apart by them (Java); None here."""
+        return None
 
     def argument_count(self, called: Node) -> int:
         """How many arguments the call around a ``@call`` capture passes; -1 when not known

@@ -9,6 +9,7 @@ from tree_sitter import Node
 
 from ..model import ANY_ARITY, SymbolKind, arity
 from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .java_types import ArgumentTypes, parameter_types
 from .paths import text_parts
 
 
@@ -47,6 +48,12 @@ class JavaMapping(Mapping):
 
     def argument_count(self, called: Node) -> int:
         return _arguments(called, lambda c: "comment" not in c.type)
+
+    def parameter_types(self, definition: Node) -> str:
+        return parameter_types(definition)
+
+    def argument_types(self) -> Callable[[Node], str] | None:
+        return ArgumentTypes().of
 
 
 class CSharpMapping(Mapping):

@@ -295,17 +295,23 @@ def test_java_overloads_keep_their_own_callers_through_the_index(tmp_path: Path,
     assert "Buf.add Buf.java:4 line 7" in out.replace("src/a/", "")
 
 
-def test_an_index_of_the_previous_schema_answers_graph_questions_until_its_rebuild(
-    tmp_path: Path, embedder: Embedder
+@pytest.mark.parametrize(
+    "dropped",
+    [(["arity", "partial", "params"], ["args", "arg_types"]), (["params"], ["arg_types"])],
+    ids=["schema4", "schema5"],
+)
+def test_an_index_of_a_previous_schema_answers_graph_questions_until_its_rebuild(
+    tmp_path: Path, embedder: Embedder, dropped: tuple[list[str], list[str]]
 ) -> None:
     """An index written before `symbols.arity` / `symbols.partial` / `edges.args` (schema 4)
-    still answers callers and symbols (any argument count, no partial type) until the next
-    `codesift index` rebuilds it; before, `codesift callers` stopped with a KeyError."""
+    or before `symbols.params` / `edges.arg_types` (schema 5) still answers callers and
+    symbols (any argument count and types, no partial type) until the next `codesift index`
+    rebuilds it; before, `codesift callers` stopped with a KeyError."""
     root = write_workspace(tmp_path / "ws", {"m.py": "def f():\n    g()\n\n\ndef g():\n    pass\n"})
     index_workspace(root, load_settings(root), embedder=embedder, embed=False)
     store = open_store(root, load_settings(root))
-    store.table(SYMBOLS).drop_columns(["arity", "partial"])
-    store.table(EDGES).drop_columns(["args"])
+    store.table(SYMBOLS).drop_columns(dropped[0])
+    store.table(EDGES).drop_columns(dropped[1])
     g = Graph(open_store(root, load_settings(root)))
     (target,) = g.find("g")
     assert [c.caller.qualified_name for c in callers(g, target) if c.caller] == ["f"]
@@ -317,14 +323,37 @@ def test_an_index_of_the_previous_schema_answers_graph_questions_until_its_rebui
     assert out.returncode == 0 and "← f m.py:1 line 2" in out.stdout, out.stderr
 
 
+def test_java_overloads_told_apart_by_argument_types_through_the_index(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Parameter and argument types go through the store (``symbols.params``,
+    ``edges.arg_types``): `insert(0, array, element)` inside `addFirst(boolean[], boolean)`
+    is `insert(int, boolean[], boolean...)`, not `<T> insert(int, T[], T...)`."""
+    source = (
+        "package a;\nclass U {\n"
+        "    static <T> T[] insert(int i, T[] a, T... v) { return a; }\n"
+        "    static boolean[] insert(int i, boolean[] a, boolean... v) { return a; }\n"
+        "    static boolean[] addFirst(final boolean[] array, final boolean element) {\n"
+        "        return insert(0, array, element);\n    }\n}\n"
+    )
+    root = write_workspace(tmp_path / "ws", {"src/a/U.java": source})
+    index_workspace(root, load_settings(root), embedder=embedder, embed=False)
+    g = graph_of(root)
+    generic, booleans = sorted(g.find("U.insert"), key=lambda s: s.selection_range.start.line)
+    assert booleans.params == "int,boolean[],boolean..."
+    assert [c.from_ranges[0].start.line for c in callers(g, booleans)] == [6]
+    assert callers(g, generic) == []
+
+
 def test_cli_callers_with_none_resolved_says_which_unresolved_calls_may_be_it(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    """`put(1)` between `put(int)` and `put(String)` is unresolved: `callers` of either says
-    0 callers and that 1 unresolved call may be it, instead of a silent 0."""
+    """`put(size)` (a field: its type is not read) between `put(int)` and `put(String)` is
+    unresolved: `callers` of either says 0 callers and that 1 unresolved call may be it,
+    instead of a silent 0."""
     source = (
         "package a;\nclass Two {\n    void put(int x) {}\n    void put(String s) {}\n"
-        "    void run() { put(1); }\n}\n"
+        "    void run() { put(size); } int size;\n}\n"
     )
     root = write_workspace(tmp_path / "ws", {"src/a/Two.java": source})
     index_workspace(root, load_settings(root), embedder=embedder, embed=False)

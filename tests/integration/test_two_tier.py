@@ -138,9 +138,9 @@ def test_a_saved_file_is_searchable_by_the_static_model_with_its_rows(workspace:
 def test_an_index_of_the_previous_schema_rebuilds_with_the_reason(workspace: Path) -> None:
     settings = load_settings(workspace)
     store = Store(index_uri_for(workspace, settings))
-    store.create(IndexMeta(4, MINILM_ID, 384, settings.index_fingerprint()))
+    store.create(IndexMeta(5, MINILM_ID, 384, settings.index_fingerprint()))
     report = index_workspace(workspace, settings)
-    assert report.rebuilt and report.rebuild_reason == "schema version 4 → 5"
+    assert report.rebuilt and report.rebuild_reason == "schema version 5 → 6"
     assert _search(workspace, settings, SearchRequest(QUERY)).report.vector_model == MINILM_ID
 
 

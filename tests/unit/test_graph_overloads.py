@@ -1,6 +1,8 @@
 """Overloads (Java, C#, Kotlin): a call reaches the overload whose parameters take its
 argument count; overloads it cannot tell apart stay unresolved with them as candidates,
-never the first one guessed (real tree-sitter, no store)."""
+never the first one guessed (real tree-sitter, no store). Java's `put(count)` passes a
+field, whose type the call's method does not state (what the types the code states
+choose: ``test_graph_overload_types.py``)."""
 
 from __future__ import annotations
 
@@ -22,9 +24,10 @@ class Buf {
     void run(Buf b) {
         b.add(1);
         b.add("x", 2);
-        put(3);
+        put(count);
         all("%s", 1, 2);
     }
+    int count;
 }
 """
 

@@ -36,6 +36,7 @@ def test_a_change_of_tier_rebuilds_with_a_reason_naming_each_tier() -> None:
 
 
 def test_an_index_from_before_the_tiers_rebuilds_for_its_schema_first() -> None:
-    assert SCHEMA_VERSION == 5
-    assert rebuild_reason(meta(schema=3), meta(STATIC, 256)) == "schema version 3 → 5"
-    assert rebuild_reason(meta(schema=4), meta(STATIC, 256)) == "schema version 4 → 5"
+    assert SCHEMA_VERSION == 6
+    assert rebuild_reason(meta(schema=3), meta(STATIC, 256)) == "schema version 3 → 6"
+    assert rebuild_reason(meta(schema=4), meta(STATIC, 256)) == "schema version 4 → 6"
+    assert rebuild_reason(meta(schema=5), meta(STATIC, 256)) == "schema version 5 → 6"
