@@ -91,7 +91,9 @@ def _convert(arg: str, param: str, loose: bool, subtype: Subtype) -> Fit:
     pe, pd, tvar, bounded = _split(param)
     if arg == "null":
         return Fit.NO if pd == 0 and not tvar and pe in _PRIMITIVES else Fit.YES
-    ae, ad, _, _ = _split(arg)
+    ae, ad, a_tvar, a_bounded = _split(arg)
+    if a_tvar:
+        return _convert_type_variable(ad, a_bounded, (pe, pd, tvar, bounded), loose)
     a_prim = ad == 0 and ae in _PRIMITIVES
     if tvar:
         sure = Fit.MAYBE if bounded else Fit.YES
@@ -125,6 +127,24 @@ def _convert(arg: str, param: str, loose: bool, subtype: Subtype) -> Fit:
     if ae in _PRIMITIVES or pe in _PRIMITIVES:
         return Fit.YES if ae == pe else Fit.NO
     return subtype(ae, pe)
+
+
+def _convert_type_variable(ad: int, a_bounded: bool, param: tuple[str, int, bool, bool], loose: bool) -> Fit:
+    """An argument whose type is a type variable of the caller (``'T``, ``'T[]``): a
+    reference of a class not known, never an array (a bound is never an array type)."""
+    pe, pd, tvar, bounded = param
+    if pd == 0 and not tvar and pe in _PRIMITIVES:
+        # unboxing through a bound (`T extends Integer`) is not read
+        return Fit.MAYBE if loose and ad == 0 and a_bounded else Fit.NO
+    if ad < pd:
+        return Fit.NO
+    if tvar:
+        return Fit.MAYBE if bounded else Fit.YES
+    if ad > pd or (ad and not pd):
+        return Fit.YES if pe in _ARRAY_SUPERTYPES else Fit.NO
+    if pe in _PRIMITIVES:
+        return Fit.NO
+    return Fit.YES if pe == "Object" else Fit.MAYBE
 
 
 def _all(fits: Sequence[Fit]) -> Fit:

@@ -15,7 +15,8 @@ array dimensions (``int``, ``boolean[]``, ``Map``: generics' type arguments drop
   declared there with one type (every declaration of the name in the method has it, and
   one of them is in scope at the call), ``new Foo(…)``, ``new int[n]``, a cast,
   ``Foo.class``, a ``+`` with a string operand — else ``?``; "" when no argument is known.
-  A name of a type variable types nothing (``?``).
+  A name declared with a type variable of the method or its classes is ``'T`` / ``'T[]``
+  (``'T:`` bounded): a reference of a class not known.
 """
 
 from __future__ import annotations
@@ -345,6 +346,6 @@ def _name_type(node: Node, declared: dict[str, list[_Declared]]) -> str:
     if len(types) != 1:
         return UNKNOWN
     (typ,) = types
-    if typ.startswith("'") or not any(d.start <= node.start_byte < d.end for d in found):
+    if not any(d.start <= node.start_byte < d.end for d in found):
         return UNKNOWN
     return typ
