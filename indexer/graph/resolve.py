@@ -434,14 +434,40 @@ class Resolver(BoundTypes, ModuleFinder):
         fits = [s for s in overloads if takes(s.arity, edge.args)]
         if len(fits) == 1:
             return Resolution(symbol=fits[0])
-        if len(fits) > 1 and edge.arg_types and found.language == "java":
-            # the argument types the code states against each overload's parameters
-            picked = choices([(s.params, s) for s in fits], edge.arg_types, self.java_subtype)
-            if len(picked) == 1 and isinstance(picked[0], Symbol):
-                return Resolution(symbol=picked[0])
-            if picked:
-                return Resolution(candidates=tuple(s for s in fits if s in picked))
+        if len(fits) > 1 and edge.arg_types and found.language == "java" and owner is not None:
+            typed = self._typed_overload(edge, owner, found.name)
+            if typed is not None:
+                return typed
         return Resolution(candidates=tuple(fits or overloads))
+
+    def _typed_overload(self, edge: Edge, owner: Symbol, name: str) -> Resolution | None:
+        """A Java call among overloads of its count, by the argument types the code states
+        against each overload's parameters — the class's own and those it inherits (an
+        override stands for what it overrides): None when a supertype is outside the
+        workspace (it may declare an overload of its own)."""
+        every: dict[str, Symbol] = {}
+        seen = {owner}
+        queue = [owner]
+        while queue:
+            cls = queue.pop(0)
+            for path in self._homes(cls):
+                for s in self.snap.members_of(path, cls.qualified_name):
+                    if s.name == name and s.kind in CALLABLE_KINDS and takes(s.arity, edge.args):
+                        every.setdefault(s.params or f"?{id(s)}", s)
+            for e in self.supertype_edges(cls):
+                base = self.resolve(e).symbol
+                if base is None or base.kind not in TYPE_KINDS:
+                    return None
+                if base not in seen:
+                    seen.add(base)
+                    queue.append(base)
+        fits = list(every.values())
+        picked = choices([(s.params, s) for s in fits], edge.arg_types, self.java_subtype)
+        if len(picked) == 1 and isinstance(picked[0], Symbol):
+            return Resolution(symbol=picked[0])
+        if picked:
+            return Resolution(candidates=tuple(s for s in fits if s in picked))
+        return None
 
     def java_subtype(self, sub: str, sup: str) -> Fit:
         """Whether the Java class named ``sub`` is a subtype of the one named ``sup``

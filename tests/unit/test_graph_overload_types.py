@@ -181,3 +181,31 @@ def test_parameter_and_argument_types_as_the_parser_writes_them() -> None:
     assert m.params == "int,'T[],'E:,List,int[],String..."
     (call,) = [e for e in g.snapshot.edges_of(PATH) if e.kind is EdgeKind.CALL and e.to_name == "m"]
     assert call.arg_types == "long,char[],null,StringBuilder,Object,String,float,Class,?"
+
+
+INHERITED = """package a;
+class Top {
+    void d(String s, boolean[] a) {}
+    void d(String s, Object o) {}
+}
+class Mid extends Top {
+    void d(String s, Object o) {}
+    void d(String s, java.util.List<String> l) {}
+}
+class Leaf extends Mid {
+    void d(String s, boolean[] a) {
+        super.d(s, a);
+    }
+    void e(String s) {
+        super.d(s, 1);
+    }
+}
+"""
+
+
+def test_overloads_a_class_inherits_are_candidates_too() -> None:
+    got = calls(INHERITED)
+    # Mid's own d(String, Object) takes a boolean[], and so does Top's d(String, boolean[]):
+    # both applicable (Java takes the most specific, which is not read here)
+    assert line_of(got[12]) is None and candidate_lines(got[12]) == [3, 7]
+    assert line_of(got[15]) == 7  # an int boxes to an Object; it is no boolean[] or List
