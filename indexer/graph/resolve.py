@@ -33,7 +33,7 @@ import posixpath
 from dataclasses import dataclass
 
 from ..languages.bindings import CALLED
-from ..model import Edge, EdgeKind, Symbol, SymbolKind, takes
+from ..model import ANY_ARITY, Edge, EdgeKind, Symbol, SymbolKind, takes
 from .bound import BoundTypes
 from .modules import MAX_DEPTH, Module, ModuleFinder, Target, absolute_module, family
 from .overloads import FINAL_SUPERTYPES, Fit, choices
@@ -54,6 +54,12 @@ _OPEN_NAMESPACES = frozenset({"csharp"})
 # a field's, a return type, a base list): they name types and namespaces only
 _TYPE_POSITIONS = frozenset({"java", "csharp", "kotlin"})
 # a namespace's members, declared in any file
+# JDK interfaces that declare no method: a class implementing one inherits nothing from it
+_MARKERS = frozenset({"Serializable", "Cloneable", "RandomAccess", "EventListener"})
+# the methods of `Object`, which every Java class inherits
+_OBJECT_METHODS = frozenset(
+    {"equals", "hashCode", "toString", "getClass", "clone", "finalize", "notify", "notifyAll", "wait"}
+)
 # supertypes a Java class may have without naming them (a record's, an enum's)
 _IMPLIED = frozenset({"Record", "Enum", "Comparable", "Serializable", "Constable"})
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
@@ -429,22 +435,33 @@ class Resolver(BoundTypes, ModuleFinder):
             for s in self.snap.members_of(path, found.container)
             if s.name == found.name and s.kind in CALLABLE_KINDS
         ]
+        java = found.language == "java" and owner is not None and edge.args >= 0
+        inherited = self._java_overloads(owner, found.name) if java and owner is not None else None
+        if inherited is not None:
+            overloads = inherited
         if len(overloads) < 2:
+            if java and not takes(found.arity, edge.args):
+                # Java: it takes another count (`format(obj)` of `java.text.Format`, inherited)
+                return Resolution(candidates=(found,))
             return Resolution(symbol=found)
         fits = [s for s in overloads if takes(s.arity, edge.args)]
         if len(fits) == 1:
             return Resolution(symbol=fits[0])
-        if len(fits) > 1 and edge.arg_types and found.language == "java" and owner is not None:
-            typed = self._typed_overload(edge, owner, found.name)
-            if typed is not None:
-                return typed
+        if len(fits) > 1 and edge.arg_types and inherited is not None:
+            # the argument types the code states against each overload's parameters
+            picked = choices([(s.params, s) for s in fits], edge.arg_types, self.java_subtype)
+            if len(picked) == 1 and isinstance(picked[0], Symbol):
+                return Resolution(symbol=picked[0])
+            if picked:
+                return Resolution(candidates=tuple(s for s in fits if s in picked))
         return Resolution(candidates=tuple(fits or overloads))
 
-    def _typed_overload(self, edge: Edge, owner: Symbol, name: str) -> Resolution | None:
-        """A Java call among overloads of its count, by the argument types the code states
-        against each overload's parameters — the class's own and those it inherits (an
-        override stands for what it overrides): None when a supertype is outside the
-        workspace (it may declare an overload of its own)."""
+    def _java_overloads(self, owner: Symbol, name: str) -> list[Symbol] | None:
+        """The methods named ``name`` a Java class declares and inherits, its own first (an
+        override stands for what it overrides); None when a supertype is outside the
+        workspace (it may declare one more) or ``name`` is one of ``Object``'s."""
+        if name in _OBJECT_METHODS:
+            return None
         every: dict[str, Symbol] = {}
         seen = {owner}
         queue = [owner]
@@ -452,22 +469,20 @@ class Resolver(BoundTypes, ModuleFinder):
             cls = queue.pop(0)
             for path in self._homes(cls):
                 for s in self.snap.members_of(path, cls.qualified_name):
-                    if s.name == name and s.kind in CALLABLE_KINDS and takes(s.arity, edge.args):
-                        every.setdefault(s.params or f"?{id(s)}", s)
+                    if s.name == name and s.kind in CALLABLE_KINDS:
+                        # an override has the parameters of what it overrides
+                        key = f"{s.arity}:{s.params}" if s.arity != ANY_ARITY else f"?{id(s)}"
+                        every.setdefault(key, s)
             for e in self.supertype_edges(cls):
                 base = self.resolve(e).symbol
                 if base is None or base.kind not in TYPE_KINDS:
+                    if e.last_name in _MARKERS:
+                        continue
                     return None
                 if base not in seen:
                     seen.add(base)
                     queue.append(base)
-        fits = list(every.values())
-        picked = choices([(s.params, s) for s in fits], edge.arg_types, self.java_subtype)
-        if len(picked) == 1 and isinstance(picked[0], Symbol):
-            return Resolution(symbol=picked[0])
-        if picked:
-            return Resolution(candidates=tuple(s for s in fits if s in picked))
-        return None
+        return list(every.values())
 
     def java_subtype(self, sub: str, sup: str) -> Fit:
         """Whether the Java class named ``sub`` is a subtype of the one named ``sup``
@@ -507,7 +522,7 @@ class Resolver(BoundTypes, ModuleFinder):
                 if base is None or base.kind not in TYPE_KINDS:
                     if e.last_name == sup:
                         return Fit.YES
-                    complete = False
+                    complete = complete and e.last_name in _MARKERS  # no supertypes of their own
                     continue
                 if base.name == sup:
                     return Fit.YES

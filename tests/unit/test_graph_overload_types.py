@@ -209,3 +209,32 @@ def test_overloads_a_class_inherits_are_candidates_too() -> None:
     # both applicable (Java takes the most specific, which is not read here)
     assert line_of(got[12]) is None and candidate_lines(got[12]) == [3, 7]
     assert line_of(got[15]) == 7  # an int boxes to an Object; it is no boolean[] or List
+
+
+OWN_AND_INHERITED = """package a;
+class Range<T> {
+    T fit(T element) { return element; }
+}
+class LongRange extends Range<Long> {
+    long fit(long element) { return element; }
+    void use(Long boxed, Object o) {
+        fit(boxed);
+        fit(o.hashCode());
+    }
+}
+class Shown extends java.text.Format {
+    String format(Object a, StringBuffer b, java.text.FieldPosition p) { return ""; }
+    String use(Object o) {
+        return format(o);
+    }
+}
+"""
+
+
+def test_a_method_the_class_inherits_is_an_overload_of_its_own() -> None:
+    got = calls(OWN_AND_INHERITED)
+    # a Long is a T (strict), and a long only by unboxing (loose): Range's fit, as javac has it
+    assert line_of(got[8]) == 3
+    assert line_of(got[9]) is None and candidate_lines(got[9]) == [3, 6]  # not known: either
+    # one argument: not the three `Shown` declares; `java.text.Format`'s own, outside the workspace
+    assert line_of(got[15]) is None and candidate_lines(got[15]) == [13]
