@@ -56,10 +56,18 @@ _TYPE_POSITIONS = frozenset({"java", "csharp", "kotlin"})
 # a namespace's members, declared in any file
 # JDK interfaces that declare no method: a class implementing one inherits nothing from it
 _MARKERS = frozenset({"Serializable", "Cloneable", "RandomAccess", "EventListener"})
-# the methods of `Object`, which every Java class inherits
-_OBJECT_METHODS = frozenset(
-    {"equals", "hashCode", "toString", "getClass", "clone", "finalize", "notify", "notifyAll", "wait"}
-)
+# the methods of `Object`, which every Java class inherits: their parameters
+_OBJECT_METHODS = {
+    "equals": ("Object",),
+    "hashCode": ("",),
+    "toString": ("",),
+    "getClass": ("",),
+    "clone": ("",),
+    "finalize": ("",),
+    "notify": ("",),
+    "notifyAll": ("",),
+    "wait": ("", "long", "long,int"),
+}
 # supertypes a Java class may have without naming them (a record's, an enum's)
 _IMPLIED = frozenset({"Record", "Enum", "Comparable", "Serializable", "Constable"})
 _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKind.PACKAGE})
@@ -436,7 +444,7 @@ class Resolver(BoundTypes, ModuleFinder):
             if s.name == found.name and s.kind in CALLABLE_KINDS
         ]
         java = found.language == "java" and owner is not None and edge.args >= 0
-        inherited = self._java_overloads(owner, found.name) if java and owner is not None else None
+        inherited = self._java_overloads(owner, found.name, edge.args) if java and owner is not None else None
         if inherited is not None:
             overloads = inherited
         if len(overloads) < 2:
@@ -456,12 +464,11 @@ class Resolver(BoundTypes, ModuleFinder):
                 return Resolution(candidates=tuple(s for s in fits if s in picked))
         return Resolution(candidates=tuple(fits or overloads))
 
-    def _java_overloads(self, owner: Symbol, name: str) -> list[Symbol] | None:
+    def _java_overloads(self, owner: Symbol, name: str, count: int) -> list[Symbol] | None:
         """The methods named ``name`` a Java class declares and inherits, its own first (an
         override stands for what it overrides); None when a supertype is outside the
-        workspace (it may declare one more) or ``name`` is one of ``Object``'s."""
-        if name in _OBJECT_METHODS:
-            return None
+        workspace (it may declare one more), or when one of ``Object``'s methods takes
+        ``count`` arguments and nothing in the workspace overrides it (``clone()``)."""
         every: dict[str, Symbol] = {}
         seen = {owner}
         queue = [owner]
@@ -482,6 +489,11 @@ class Resolver(BoundTypes, ModuleFinder):
                 if base not in seen:
                     seen.add(base)
                     queue.append(base)
+        for params in _OBJECT_METHODS.get(name, ()):
+            if len(params.split(",")) - (not params) == count and not any(
+                s.params == params for s in every.values()
+            ):
+                return None
         return list(every.values())
 
     def java_subtype(self, sub: str, sup: str) -> Fit:

@@ -238,3 +238,13 @@ def test_a_method_the_class_inherits_is_an_overload_of_its_own() -> None:
     assert line_of(got[9]) is None and candidate_lines(got[9]) == [3, 6]  # not known: either
     # one argument: not the three `Shown` declares; `java.text.Format`'s own, outside the workspace
     assert line_of(got[15]) is None and candidate_lines(got[15]) == [13]
+
+
+def test_objects_own_methods_are_overloads_only_for_their_count() -> None:
+    code = (
+        "package a;\nclass Arr {\n    static int[] clone(int[] a) { return a; }\n"
+        "    static long[] clone(long[] a) { return a; }\n"
+        "    int[] use(int[] x) {\n        return clone(x);\n    }\n}\n"
+    )
+    got = calls(code)
+    assert line_of(got[6]) == 3  # `Object.clone()` takes no argument
