@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from itertools import repeat
 from typing import overload
 
 import numpy as np
@@ -248,18 +248,17 @@ class EdgeColumns:
             return []
         pv, fv, tv = self.path.values, self.from_symbol.values, self.to_name.values
         mv, av, kinds = self.module.values, self.alias.values, _KINDS
-        cells = zip(self.narrow[rows].tolist(), self.wide[rows].tolist(), strict=True)
+        # Java calls' argument types ("" in every row of a workspace without Java)
+        types: Iterable[str] = (
+            self.arg_types.take(np.asarray(rows)) if len(self.arg_types.rows) else repeat("")
+        )
+        cells = zip(self.narrow[rows].tolist(), self.wide[rows].tolist(), types, strict=False)
         if isinstance(fv, PackedStrings) and isinstance(tv, PackedStrings) and isinstance(av, PackedStrings):
-            made = _edges_packed(cells, pv, fv, tv, av, mv)
-        else:
-            made = [
-                Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a], args=n - 1)
-                for (p, k, ln, co, el, ec, m, n), (f, t, a) in cells
-            ]
-        if len(self.arg_types.rows):
-            types = self.arg_types.take(np.asarray(rows))
-            made = [replace(e, arg_types=ts) if ts else e for e, ts in zip(made, types, strict=True)]
-        return made
+            return _edges_packed(cells, pv, fv, tv, av, mv)
+        return [
+            Edge(pv[p], fv[f], tv[t], kinds[k], ln, co, el, ec, mv[m], av[a], args=n - 1, arg_types=ts)
+            for (p, k, ln, co, el, ec, m, n), (f, t, a), ts in cells
+        ]
 
     def forget_decoded(self) -> None:
         """Forget the packed tables' decoded values (after building: those were not asked)."""
@@ -286,7 +285,7 @@ class EdgeColumns:
 
 
 def _edges_packed(
-    cells: Iterable[tuple[list[int], list[int]]],
+    cells: Iterable[tuple[list[int], list[int], str]],
     pv: Sequence[str],
     fv: PackedStrings,
     tv: PackedStrings,
@@ -297,15 +296,15 @@ def _edges_packed(
     without a method call (the hot path of a warm question)."""
     fget, tget, aget, kinds = fv.decoded.get, tv.decoded.get, av.decoded.get, _KINDS
     out = []
-    for (p, k, ln, co, el, ec, m, n), (f, t, a) in cells:
-        fs, ts, al = fget(f), tget(t), aget(a)
+    for (p, k, ln, co, el, ec, m, n), (f, t, a), types in cells:
+        fs, to, al = fget(f), tget(t), aget(a)
         if fs is None:
             fs = fv[f]
-        if ts is None:
-            ts = tv[t]
+        if to is None:
+            to = tv[t]
         if al is None:
             al = av[a]
-        out.append(Edge(pv[p], fs, ts, kinds[k], ln, co, el, ec, mv[m], al, args=n - 1))
+        out.append(Edge(pv[p], fs, to, kinds[k], ln, co, el, ec, mv[m], al, args=n - 1, arg_types=types))
     return out
 
 

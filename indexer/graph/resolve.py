@@ -102,6 +102,8 @@ class Resolver(BoundTypes, ModuleFinder):
         self._imports: dict[tuple[str, int, int, str, str], Target | None] = {}
         self._types: dict[tuple[str, str, str], Symbol | None] = {}
         self._subtypes: dict[tuple[str, str], Fit] = {}
+        self._overloads: dict[tuple[Symbol, str], list[Symbol] | None] = {}
+        self._java_supers: dict[Symbol, tuple[tuple[Symbol, ...], frozenset[str]]] = {}
         # an unresolved reference's answer, one per (last name, family): every edge of that
         # name shares it (a tuple of candidates an edge took ~1.9 MiB for 5.7k on the stdlib)
         self._unresolved: dict[tuple[str, str], Resolution] = {}
@@ -113,6 +115,8 @@ class Resolver(BoundTypes, ModuleFinder):
             self._imports.clear()
             self._types.clear()
             self._subtypes.clear()
+            self._overloads.clear()
+            self._java_supers.clear()
             self._unresolved.clear()
             self._generation = self.snap.generation
 
@@ -469,6 +473,19 @@ class Resolver(BoundTypes, ModuleFinder):
         override stands for what it overrides); None when a supertype is outside the
         workspace (it may declare one more), or when one of ``Object``'s methods takes
         ``count`` arguments and nothing in the workspace overrides it (``clone()``)."""
+        self._fresh()
+        key = (owner, name)
+        if key not in self._overloads:
+            self._overloads[key] = self._declared_and_inherited(owner, name)
+        found = self._overloads[key]
+        if found is None:
+            return None
+        for params in _OBJECT_METHODS.get(name, ()):
+            if len(params.split(",")) - (not params) == count and not any(s.params == params for s in found):
+                return None
+        return found
+
+    def _declared_and_inherited(self, owner: Symbol, name: str) -> list[Symbol] | None:
         every: dict[str, Symbol] = {}
         seen = {owner}
         queue = [owner]
@@ -480,21 +497,29 @@ class Resolver(BoundTypes, ModuleFinder):
                         # an override has the parameters of what it overrides
                         key = f"{s.arity}:{s.params}" if s.arity != ANY_ARITY else f"?{id(s)}"
                         every.setdefault(key, s)
-            for e in self.supertype_edges(cls):
-                base = self.resolve(e).symbol
-                if base is None or base.kind not in TYPE_KINDS:
-                    if e.last_name in _MARKERS:
-                        continue
-                    return None
+            bases, outside = self._supers(cls)
+            if not outside <= _MARKERS:
+                return None
+            for base in bases:
                 if base not in seen:
                     seen.add(base)
                     queue.append(base)
-        for params in _OBJECT_METHODS.get(name, ()):
-            if len(params.split(",")) - (not params) == count and not any(
-                s.params == params for s in every.values()
-            ):
-                return None
         return list(every.values())
+
+    def _supers(self, cls: Symbol) -> tuple[tuple[Symbol, ...], frozenset[str]]:
+        """A Java class's supertypes in the workspace, and the names of those outside it."""
+        found = self._java_supers.get(cls)
+        if found is None:
+            bases: list[Symbol] = []
+            outside: set[str] = set()
+            for e in self.supertype_edges(cls):
+                base = self.resolve(e).symbol
+                if base is None or base.kind not in TYPE_KINDS:
+                    outside.add(e.last_name)
+                elif base not in bases:
+                    bases.append(base)
+            found = self._java_supers[cls] = (tuple(bases), frozenset(outside))
+        return found
 
     def java_subtype(self, sub: str, sup: str) -> Fit:
         """Whether the Java class named ``sub`` is a subtype of the one named ``sup``
@@ -528,14 +553,11 @@ class Resolver(BoundTypes, ModuleFinder):
             t = queue.pop(0)
             if t.kind is SymbolKind.ENUM:
                 complete = False  # `Enum`, `Comparable`, `Serializable`: implied
-            for e in self.supertype_edges(t):
-                r = self.resolve(e)
-                base = r.symbol
-                if base is None or base.kind not in TYPE_KINDS:
-                    if e.last_name == sup:
-                        return Fit.YES
-                    complete = complete and e.last_name in _MARKERS  # no supertypes of their own
-                    continue
+            bases, outside = self._supers(t)
+            if sup in outside:
+                return Fit.YES
+            complete = complete and outside <= _MARKERS  # those have no supertypes of their own
+            for base in bases:
                 if base.name == sup:
                     return Fit.YES
                 if base not in seen:
