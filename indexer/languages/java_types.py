@@ -6,8 +6,9 @@ boolean[] array, final boolean element)`` among ``insert(int, boolean[], boolean
 Both are strings of comma-separated types, a type written as its simple name with its
 array dimensions (``int``, ``boolean[]``, ``Map``: generics' type arguments dropped).
 
-- A definition's parameters (``Symbol.params``): a type variable of the method or of an
-  enclosing class is ``'T`` (``'T:`` when it has a bound other than ``Object``), the last
+- A definition's parameters (``Symbol.params``): a type variable of the method is ``'T``,
+  ``'T:`` when it has a bound other than ``Object`` or is an enclosing class's (which a
+  receiver's type arguments bind: ``Box<String>``'s ``put(T)`` takes no ``Integer``), the last
   parameter of a varargs method ends in ``...`` (``int,'T[],'T...``); "" when not known.
 - A call's arguments (``Edge.arg_types``): each argument's type when the code states it —
   a literal (``String``, ``char``, ``int`` / ``long`` / ``float`` / ``double``,
@@ -99,7 +100,8 @@ def type_name(node: Node | None, type_vars: dict[str, bool] | None = None, extra
 
 def type_variables(node: Node) -> dict[str, bool]:
     """The type variables visible in ``node`` (a method's own and its classes'), each with
-    whether it has a bound other than ``Object``."""
+    whether what it stands for is open: a bound other than ``Object``, or a class's (what
+    a call's receiver binds it to — ``Box<String>`` — is not read), marked ``'T:``."""
     found: dict[str, bool] = {}
     at: Node | None = node
     while at is not None:
@@ -112,7 +114,9 @@ def type_variables(node: Node) -> dict[str, bool]:
                     (c for c in p.named_children if c.type in ("type_identifier", "identifier")), None
                 )
                 bound = _first(p, ("type_bound",))
-                bounded = bound is not None and node_text(bound).split()[-1:] != ["Object"]
+                bounded = at.type in _CLASSES or (
+                    bound is not None and node_text(bound).split()[-1:] != ["Object"]
+                )
                 if name is not None:
                     found.setdefault(node_text(name), bounded)
         at = at.parent

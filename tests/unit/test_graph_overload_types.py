@@ -168,6 +168,16 @@ def test_a_local_declared_with_two_types_stays_unknown() -> None:
     assert line_of(got[14]) == 3  # `long w`, declared once
 
 
+def test_a_class_type_variable_is_what_a_subclass_or_a_receiver_binds_it_to() -> None:
+    code = (
+        "package a;\nclass Box<T> {\n    void put(T t) {}\n    void put(int i) {}\n}\n"
+        "class Strings extends Box<String> {\n    void use(Integer n) {\n        put(n);\n    }\n}\n"
+    )
+    got = calls(code)
+    # in a `Box<String>` put(T) takes no Integer: javac unboxes to put(int); neither is picked
+    assert line_of(got[8]) is None and candidate_lines(got[8]) == [3, 4]
+
+
 def test_parameter_and_argument_types_as_the_parser_writes_them() -> None:
     code = (
         "package a;\nclass C<E extends Number> {\n"
@@ -214,12 +224,15 @@ def test_overloads_a_class_inherits_are_candidates_too() -> None:
 OWN_AND_INHERITED = """package a;
 class Range<T> {
     T fit(T element) { return element; }
+    <E> E pick(E element) { return element; }
 }
 class LongRange extends Range<Long> {
     long fit(long element) { return element; }
+    long pick(long element) { return element; }
     void use(Long boxed, Object o) {
         fit(boxed);
         fit(o.hashCode());
+        pick(boxed);
     }
 }
 class Shown extends java.text.Format {
@@ -233,11 +246,13 @@ class Shown extends java.text.Format {
 
 def test_a_method_the_class_inherits_is_an_overload_of_its_own() -> None:
     got = calls(OWN_AND_INHERITED)
-    # a Long is a T (strict), and a long only by unboxing (loose): Range's fit, as javac has it
-    assert line_of(got[8]) == 3
-    assert line_of(got[9]) is None and candidate_lines(got[9]) == [3, 6]  # not known: either
+    # a Long is an E (strict: E is inferred per call), a long only by unboxing (loose)
+    assert line_of(got[12]) == 4
+    # Range's T is what `extends Range<Long>` binds it to, which is not read: either
+    assert line_of(got[10]) is None and candidate_lines(got[10]) == [3, 7]
+    assert line_of(got[11]) is None and candidate_lines(got[11]) == [3, 7]  # not known: either
     # one argument: not the three `Shown` declares; `java.text.Format`'s own, outside the workspace
-    assert line_of(got[15]) is None and candidate_lines(got[15]) == [13]
+    assert line_of(got[18]) is None and candidate_lines(got[18]) == [16]
 
 
 def test_objects_own_methods_are_overloads_only_for_their_count() -> None:
