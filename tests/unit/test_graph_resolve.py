@@ -864,3 +864,31 @@ def test_a_field_written_without_this_is_the_field(lang: str, files: dict[str, s
     flush = "L.W.Flush" if lang == "csharp" else "W.flush"
     want = {"a": flush, "b": flush, "c": None} | ({"d": None} if lang == "csharp" else {})
     assert got == want
+
+
+def test_a_header_reached_along_many_include_paths_is_searched_once_per_name() -> None:
+    # a.h … e.h each include base.h, main.c includes all five: a call of base()'s function
+    # reaches base.h along five paths; the answer is the same, the header is searched once
+    headers = {f"{x}.h": f'#include "base.h"\nint {x}_fn(void);\n' for x in "abcde"}
+    includes = "".join(f'#include "{x}.h"\n' for x in "abcde")
+    g = graph_of(
+        {
+            "base.h": "int base_fn(int x) { return x; }\n",
+            **headers,
+            "main.c": includes + "int main(void) { return base_fn(1) + base_fn(2); }\n",
+        }
+    )
+    resolver = g.resolver
+    searched: list[tuple[str, str, int]] = []
+    find = resolver._find_in_module
+
+    def counting(mod, name, depth):  # type: ignore[no-untyped-def]
+        searched.append((mod.paths[0] if mod.paths else mod.name, name, depth))
+        return find(mod, name, depth)
+
+    resolver._find_in_module = counting  # type: ignore[method-assign]
+    edges = [e for e in g.snapshot.edges_of("main.c") if e.kind is EdgeKind.CALL and e.to_name == "base_fn"]
+    assert len(edges) == 2
+    assert [g.resolve(e).to_symbol for e in edges] == ["base_fn", "base_fn"]
+    assert searched, "the call is resolved through the includes"
+    assert len(searched) == len(set(searched))
