@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,21 +49,58 @@ _CHILD = (
 
 
 def index_in_child(root: Path, *flags: str) -> ChildRun:
-    """``codesift index ROOT --json FLAGS`` in a child; its wall time, peak RSS and JSON report."""
+    """``codesift index ROOT --json FLAGS`` in a child; its wall time, peak RSS and JSON
+    report. The peak is the child's own, or — when it parses in worker processes — the
+    most its process tree held at once (sampled every 0.25 s), whichever is larger."""
     with tempfile.NamedTemporaryFile(prefix="codesift-peak-", delete=False) as f:
         peak_file = Path(f.name)
     cmd = [sys.executable, "-c", _CHILD, str(peak_file), "index", str(root), "--json", *flags]
     t = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        tree_peak = [0.0]
+        sampler = threading.Thread(target=_sample_tree, args=(proc, tree_peak), daemon=True)
+        sampler.start()
+        out, _ = proc.communicate()
         seconds = time.perf_counter() - t
+        sampler.join()
         if proc.returncode != 0:
             raise RuntimeError(f"codesift index {root} {' '.join(flags)} exited {proc.returncode}")
         peak_kib = int(peak_file.read_text() or 0)
     finally:
         peak_file.unlink(missing_ok=True)
-    report = json.loads(proc.stdout.decode("utf-8"))
-    return ChildRun(seconds, peak_kib / 1024, report if isinstance(report, dict) else {})
+    report = json.loads(out.decode("utf-8"))
+    return ChildRun(seconds, max(peak_kib / 1024, tree_peak[0]), report if isinstance(report, dict) else {})
+
+
+def _sample_tree(proc: subprocess.Popen[bytes], peak: list[float]) -> None:
+    """The largest RSS sum (MiB) of ``proc`` and its descendants while it runs."""
+    while proc.poll() is None:
+        peak[0] = max(peak[0], sum(_rss_kib(pid) for pid in _tree(proc.pid)) / 1024)
+        time.sleep(0.25)
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            try:
+                todo.extend(int(c) for c in task.read_text().split())
+            except OSError:
+                continue
+    return found
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def mode_latency(

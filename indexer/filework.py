@@ -1,23 +1,44 @@
 """Turn a walked file into what the store writes: read, decode, parse.
 
-Kept apart from the store (no LanceDB import) so it can run anywhere. Parsing
-runs in the indexing thread: measured on the 2-vCPU machines here, two worker
-processes parsed the standard library in 23.5 s against 19.7 s for one — the
-two vCPUs give one core's worth of CPU-bound throughput, and pickling the
-results costs the rest.
+Kept apart from the store (no LanceDB import) so it can run anywhere: in the
+indexing thread, or in worker processes (``processed``) while the indexing
+thread embeds and writes what they parsed before.
 """
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
 import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from .errors import CodesiftError
-from .model import FileRecord, FileStatus, FileWrite, WalkEntry
+from .faults import crash_point
+from .model import Chunk, Edge, FileRecord, FileStatus, FileWrite, Position, Span, Symbol, WalkEntry
 from .parse import parse_file
 from .settings import Settings
 from .source import read_source
 
 log = logging.getLogger(__name__)
+
+# Fewer files than this are parsed in the indexing thread: starting a worker (a fresh
+# interpreter importing the parser) costs ~0.5 s, more than a few dozen files' parse.
+PARALLEL_MIN_FILES = 256
+# Files a worker parses per task (one round trip), and tasks in flight per worker:
+# enough to keep each busy while the indexing thread writes, few enough that parsed
+# files waiting to be written stay a small part of memory.
+TASK_FILES = 16
+TASKS_AHEAD = 4
+# How often a worker looks whether the indexing process is still there.
+PARENT_CHECK_S = 1.0
 
 
 def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project: str) -> FileWrite | None:
@@ -68,3 +89,129 @@ def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project:
         note,
     )
     return FileWrite(record, parsed.chunks, parsed.symbols, parsed.edges)
+
+
+def parse_workers(settings: Settings, files: int) -> int:
+    """Worker processes to parse ``files`` files (0: the indexing thread parses them):
+    ``index.parse_workers`` when it is 2 or more, one per core for 0 (auto) on two cores
+    or more; none for 1, or below ``PARALLEL_MIN_FILES`` files."""
+    if files < PARALLEL_MIN_FILES:
+        return 0
+    wanted = settings.index.parse_workers or _cores()
+    return wanted if wanted >= 2 else 0
+
+
+def processed(
+    todo: Sequence[tuple[WalkEntry, str]], settings: Settings, project: str, workers: int
+) -> Generator[FileWrite | None, None, None]:
+    """``process_file`` of each (entry, known hash) in order, by ``workers`` processes
+    (none: in this thread). A pool that cannot start or breaks (a worker killed) leaves
+    the files it had not answered to this thread: every file is processed once."""
+    done = 0
+    if workers > 0:
+        try:
+            for write in _in_workers(todo, settings, project, workers):
+                done += 1
+                yield write
+        except (BrokenProcessPool, OSError) as exc:
+            left = len(todo) - done
+            log.warning("parse workers stopped (%s); parsing the remaining %d files here", exc, left)
+    for entry, known in todo[done:]:
+        yield process_file(entry, known, settings, project)
+
+
+def _in_workers(
+    todo: Sequence[tuple[WalkEntry, str]], settings: Settings, project: str, workers: int
+) -> Iterator[FileWrite | None]:
+    tasks = [list(todo[i : i + TASK_FILES]) for i in range(0, len(todo), TASK_FILES)]
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        # spawn, not fork: the indexing process runs LanceDB's and onnxruntime's threads
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(settings, project),
+    )
+    pending: deque[Future[tuple[list[FileWrite | None], list[tuple[str, int, str]]]]] = deque()
+    try:
+        for task in tasks:
+            pending.append(pool.submit(_parse_task, task))
+            if len(pending) >= workers * TASKS_AHEAD:
+                yield from _answers(pending.popleft())
+        while pending:
+            yield from _answers(pending.popleft())
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _answers(
+    future: Future[tuple[list[FileWrite | None], list[tuple[str, int, str]]]],
+) -> Iterator[FileWrite | None]:
+    writes, records = future.result()
+    for name, level, message in records:  # what the worker logged, logged here
+        logging.getLogger(name).log(level, "%s", message)
+    yield from writes
+
+
+_worker: tuple[Settings, str] | None = None
+_worker_log: list[tuple[str, int, str]] = []
+
+
+class _Kept(logging.Handler):
+    """A worker's log records (warnings and above), formatted, for the indexing process."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _worker_log.append((record.name, record.levelno, self.format(record)))
+
+
+def _start_worker(settings: Settings, project: str) -> None:
+    global _worker
+    _worker = (settings, project)
+    for cls in (FileWrite, FileRecord, Chunk, Symbol, Edge, Span, Position):
+        copyreg.pickle(cls, _by_fields)
+    root = logging.getLogger()
+    root.handlers[:] = [_Kept(logging.WARNING)]
+    root.setLevel(logging.WARNING)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+
+
+def _by_fields(obj: Any) -> tuple[type, tuple[object, ...]]:
+    """A parsed file's objects pickled as their class and field values: unpickled by their
+    ``__init__``. The slots dataclasses' own ``__setstate__`` calls ``dataclasses.fields``
+    for every object, and unpickling took as much of the indexing process's time as
+    embedding and writing the files (117k chunks of the kernel's fs/ and include/)."""
+    cls = type(obj)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return cls, tuple(getattr(obj, name) for name in names)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the indexing process is gone (killed hard, its pool never shut
+    down): a worker holds its task queue's both ends, so it would wait on it for ever."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
+
+
+def _parse_task(
+    task: list[tuple[WalkEntry, str]],
+) -> tuple[list[FileWrite | None], list[tuple[str, int, str]]]:
+    assert _worker is not None, "a parse task outside a started worker"
+    settings, project = _worker
+    crash_point("parse-worker")
+    writes = [process_file(entry, known, settings, project) for entry, known in task]
+    records = _worker_log[:]
+    _worker_log.clear()
+    return writes, records
+
+
+def _cores() -> int:
+    """Cores this process may run on (os.cpu_count() counts the whole machine)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return 1

@@ -74,6 +74,14 @@ class IndexSettings:
         default=200,
         metadata=_doc("Files parsed per store commit while indexing."),
     )
+    parse_workers: int = field(
+        default=0,
+        metadata=_doc(
+            "Processes that read and parse files while the indexer embeds and writes what they "
+            "parsed (0: one per core when there are two or more; 1: the indexing process alone). "
+            "Runs of fewer than 256 changed files are parsed by the indexing process."
+        ),
+    )
     remote: str = field(
         default="",
         metadata=_doc(

@@ -23,7 +23,7 @@ from . import journal, lease
 from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embedder
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
-from .filework import process_file
+from .filework import parse_workers, processed
 from .indices import ensure_indices, ensure_vector_index, needs_optimize
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
@@ -340,24 +340,25 @@ def _sync_text(
     changed: list[str] = []
     total = len(todo)
     progress(Progress("parse", 0, total))
-    known = {e.path: indexed_hash(records.get(e.path)) for e in todo}
-    for done, entry in enumerate(todo, 1):
-        if cancel.is_set():
-            break
-        write = process_file(entry, known[entry.path], settings, project)
-        crash_point("parse")
-        if write is None:  # same content, new mtime
-            rec = records[entry.path]
-            touched.append(dataclasses.replace(rec, size=entry.size, mtime_ns=entry.mtime_ns))
-        else:
-            counters.changed += 1
-            counters.failed += write.record.status == FileStatus.FAILED
-            batch.append(write)
-            changed.append(entry.path)
-        if len(batch) >= settings.index.write_batch_files or done == total:
-            _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
-            batch = []
-            progress(Progress("parse", done, total, chunks=counters.chunks_written))
+    work = [(e, indexed_hash(records.get(e.path))) for e in todo]
+    # parsed by worker processes on a large run, while this thread embeds and writes
+    with contextlib.closing(processed(work, settings, project, parse_workers(settings, total))) as writes:
+        for done, (entry, write) in enumerate(zip(todo, writes, strict=False), 1):
+            if cancel.is_set():
+                break  # the workers stop; what they parsed ahead is not written
+            crash_point("parse")
+            if write is None:  # same content, new mtime
+                rec = records[entry.path]
+                touched.append(dataclasses.replace(rec, size=entry.size, mtime_ns=entry.mtime_ns))
+            else:
+                counters.changed += 1
+                counters.failed += write.record.status == FileStatus.FAILED
+                batch.append(write)
+                changed.append(entry.path)
+            if len(batch) >= settings.index.write_batch_files or done == total:
+                _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
+                batch = []
+                progress(Progress("parse", done, total, chunks=counters.chunks_written))
     _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
     store.touch_files(touched)
     if not cancel.is_set():
