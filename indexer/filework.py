@@ -17,7 +17,6 @@ import time
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .errors import CodesiftError
@@ -113,9 +112,9 @@ def processed(
             for write in _in_workers(todo, settings, project, workers):
                 done += 1
                 yield write
-        except (BrokenProcessPool, OSError) as exc:
+        except Exception as exc:  # a worker killed (BrokenProcessPool), none could start …
             left = len(todo) - done
-            log.warning("parse workers stopped (%s); parsing the remaining %d files here", exc, left)
+            log.warning("parse workers stopped (%r); parsing the remaining %d files here", exc, left)
     for entry, known in todo[done:]:
         yield process_file(entry, known, settings, project)
 

@@ -138,6 +138,10 @@ def _child_main(
 ) -> None:
     limit_arenas_for_index_run()
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    # The server still ends this process with itself (daemonic on its side, the watch
+    # above); here it may start the index run's parse workers, which a daemonic
+    # process may not ("daemonic processes are not allowed to have children").
+    multiprocessing.current_process().daemon = False
     logger = logging.getLogger("codesift")
     logger.addHandler(_QueueHandler(events))
     logger.setLevel(logging.INFO)

@@ -397,3 +397,32 @@ async def test_a_burst_of_200_concurrent_workspace_symbol_requests_gets_every_an
     for i, got in enumerate(burst):
         assert got == alone[queries[i % 5]], queries[i % 5]
     assert all(alone.values())
+
+
+@pytest.mark.asyncio
+async def test_a_large_workspace_is_parsed_by_workers_in_the_servers_index_process(tmp_path: Path) -> None:
+    # the server's full run is a child process; its parse workers are that child's children
+    from codesift.indexer.filework import PARALLEL_MIN_FILES
+
+    from ..conftest import write_workspace
+
+    n = PARALLEL_MIN_FILES + 20
+    files = {f"pkg/m{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(n)}
+    files[".codesift.toml"] = "[index]\nparse_workers = 2\n"
+    ws = write_workspace(tmp_path / "big", files)
+    client = await start_client()
+    try:
+        await initialize(client, ws)
+        await indexed(client)
+        assert not [m for m in client.messages if "indexing" in m.message and "stopped" in m.message]
+        # the workers ran: none fell back to the index process ("daemonic processes are not
+        # allowed to have children" made every server run fall back)
+        assert not [m for m in client.log_messages if "parse workers stopped" in m.message]
+        status = await run(client, "codesift.status")
+        (project,) = status["projects"]  # type: ignore[misc]
+        assert project["filesIndexed"] == n + 1 and project["filesFailed"] == 0
+        found = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=f"handler_{n - 1}"))
+        assert found and found[0].name == f"handler_{n - 1}"
+    finally:
+        await client.shutdown_session()
+        await client.stop()
