@@ -426,3 +426,25 @@ async def test_a_large_workspace_is_parsed_by_workers_in_the_servers_index_proce
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_static_model_embeds_with_the_text_phase_in_the_server_as_in_the_cli(tmp_path: Path) -> None:
+    from ..conftest import write_workspace
+
+    files = {f"pkg/m{i:02d}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(30)}
+    files[".codesift.toml"] = '[embed]\nmodel = "all-MiniLM-L6-v2-static"\n'
+    ws = write_workspace(tmp_path / "static", files)
+    client = await start_client()
+    try:
+        await initialize(client, ws)
+        await indexed(client)
+        status = await run(client, "codesift.status")
+        (project,) = status["projects"]  # type: ignore[misc]
+        assert project["vectorsDone"] == project["chunks"] > 0 and project["vectorsPending"] == 0
+        # every vector went in with its rows: none through the embedding cache, which the
+        # vectors phase fills (the kernel's fs/: 269 MB of cache for 53k static vectors)
+        assert project["cacheBytes"] == 0, project
+    finally:
+        await client.shutdown_session()
+        await client.stop()
