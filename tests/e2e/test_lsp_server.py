@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -399,52 +401,53 @@ async def test_a_burst_of_200_concurrent_workspace_symbol_requests_gets_every_an
     assert all(alone.values())
 
 
+@contextlib.asynccontextmanager
+async def indexed_workspace(root: Path, files: dict[str, str]) -> AsyncIterator[LanguageClient]:
+    """A server on a generated workspace, its first index run ended; its project status."""
+    from ..conftest import write_workspace
+
+    client = await start_client()
+    try:
+        await initialize(client, write_workspace(root, files))
+        await indexed(client)
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def project_status(client: LanguageClient) -> dict[str, object]:
+    (project,) = (await run(client, "codesift.status"))["projects"]  # type: ignore[misc]
+    assert isinstance(project, dict)
+    return project
+
+
 @pytest.mark.asyncio
 async def test_a_large_workspace_is_parsed_by_workers_in_the_servers_index_process(tmp_path: Path) -> None:
     # the server's full run is a child process; its parse workers are that child's children
     from codesift.indexer.filework import PARALLEL_MIN_FILES
 
-    from ..conftest import write_workspace
-
     n = PARALLEL_MIN_FILES + 20
     files = {f"pkg/m{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(n)}
     files[".codesift.toml"] = "[index]\nparse_workers = 2\n"
-    ws = write_workspace(tmp_path / "big", files)
-    client = await start_client()
-    try:
-        await initialize(client, ws)
-        await indexed(client)
+    async with indexed_workspace(tmp_path / "big", files) as client:
         assert not [m for m in client.messages if "indexing" in m.message and "stopped" in m.message]
         # the workers ran: none fell back to the index process ("daemonic processes are not
         # allowed to have children" made every server run fall back)
         assert not [m for m in client.log_messages if "parse workers stopped" in m.message]
-        status = await run(client, "codesift.status")
-        (project,) = status["projects"]  # type: ignore[misc]
+        project = await project_status(client)
         assert project["filesIndexed"] == n + 1 and project["filesFailed"] == 0
         found = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=f"handler_{n - 1}"))
         assert found and found[0].name == f"handler_{n - 1}"
-    finally:
-        await client.shutdown_session()
-        await client.stop()
 
 
 @pytest.mark.asyncio
 async def test_a_static_model_embeds_with_the_text_phase_in_the_server_as_in_the_cli(tmp_path: Path) -> None:
-    from ..conftest import write_workspace
-
     files = {f"pkg/m{i:02d}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(30)}
     files[".codesift.toml"] = '[embed]\nmodel = "all-MiniLM-L6-v2-static"\n'
-    ws = write_workspace(tmp_path / "static", files)
-    client = await start_client()
-    try:
-        await initialize(client, ws)
-        await indexed(client)
-        status = await run(client, "codesift.status")
-        (project,) = status["projects"]  # type: ignore[misc]
+    async with indexed_workspace(tmp_path / "static", files) as client:
+        project = await project_status(client)
         assert project["vectorsDone"] == project["chunks"] > 0 and project["vectorsPending"] == 0
         # every vector went in with its rows: none through the embedding cache, which the
         # vectors phase fills (the kernel's fs/: 269 MB of cache for 53k static vectors)
         assert project["cacheBytes"] == 0, project
-    finally:
-        await client.shutdown_session()
-        await client.stop()
