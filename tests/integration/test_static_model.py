@@ -84,3 +84,40 @@ def test_a_search_with_the_other_model_skips_vectors_and_says_why(workspace: Pat
     )
     assert not any(Source.SEMANTIC in h.sources for h in other.hits)
     assert any(f"holds static:{STATIC_MODEL} vectors" in n for n in other.report.notes)
+
+
+def test_the_word_cache_reads_every_text_as_the_tokenizer_does() -> None:
+    """The bundled model's ASCII texts go through the word cache: the same ids, hence the
+    same vectors, as the tokenizer's own pass, on real code and on the corner cases."""
+    import sysconfig
+
+    from codesift.indexer.embed import make_embedder
+    from codesift.indexer.settings import EmbedSettings
+
+    embedder = make_embedder(EmbedSettings(model=STATIC_MODEL))
+    assert isinstance(embedder, StaticEmbedder)
+    embedder.embed_query("load")
+    tokenizer = embedder._tokenizer
+    assert tokenizer is not None and embedder._words is not None, "the bundled tokenizer is BERT's"
+    corner = [
+        "",
+        "   \t\r\n ",
+        "def validateCredentials(self, user):\r\n\treturn x->y != z[0] && a::b || c ^ ~d;",
+        "CamelCase snake_case kebab-case SHOUTING_CASE 0x1F 3.14e-10 1_000_000",
+        "a\x0cb c\x0bd e\x00f g\x7fh i\x1bj",  # control characters are dropped, not split at
+        "x" * 101 + " " + "y" * 100 + " " + "antidisestablishmentarianism",  # WordPiece's word limit
+        "literal [SEP] and [MASK] and [UNK] in code",  # added tokens are read whole
+        'print("naïve café")',  # not ASCII: the tokenizer's own pass
+        "word " * 700,  # past max_tokens
+        "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+    ]
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    real = [p.read_text(encoding="utf-8", errors="replace")[:3000] for p in sorted(lib.glob("*.py"))[:150]]
+    texts = corner + real
+    mine = embedder._token_ids(tokenizer, texts)
+    theirs = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    for text, got, want in zip(texts, mine, theirs, strict=True):
+        assert got.tolist() == want, text[:80]
+    assert len(mine[8]) == embedder.max_tokens
+    assert embedder._ascii_ids(corner[6]) is None and embedder._ascii_ids(corner[7]) is None
+    assert embedder._ascii_ids(corner[2]) is not None
