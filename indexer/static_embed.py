@@ -86,7 +86,7 @@ class StaticEmbedder:
         self._words: dict[str, list[int]] | None = None
         self._wordpiece: Any = None
         self._word_chars = 100
-        self._added: tuple[str, ...] = ()
+        self._added: re.Pattern[str] | None = None  # the tokenizer's added tokens
 
     @property
     def model_id(self) -> str:
@@ -132,7 +132,7 @@ class StaticEmbedder:
     def _ascii_ids(self, text: str) -> list[int] | None:
         """``text``'s token ids by the word cache, or None when it is not ASCII."""
         words = self._words
-        if words is None or not text.isascii() or any(t in text for t in self._added):
+        if words is None or not text.isascii() or (self._added is not None and self._added.search(text)):
             return None  # the tokenizer reads an added token ("[SEP]") whole, before words
         limit, out = self.max_tokens, []
         for word in _WORD.findall(_CONTROL.sub("", text).lower()):
@@ -214,7 +214,8 @@ class StaticEmbedder:
             self._unk_id = found if found is not None else -1
             if _is_bert_wordpiece(tokenizer) and self._unk_id >= 0:
                 self._words, self._wordpiece = {}, model
-                self._added = tuple(t.content for t in tokenizer.get_added_tokens_decoder().values())
+                added = [re.escape(t.content) for t in tokenizer.get_added_tokens_decoder().values()]
+                self._added = re.compile("|".join(added)) if added else None
                 self._word_chars = int(getattr(model, "max_input_chars_per_word", 100))
             # float32 once: summing float16 rows loses precision and is slower on CPUs.
             self._table = np.ascontiguousarray(table, dtype=np.float32)
