@@ -31,11 +31,13 @@ log = logging.getLogger(__name__)
 # Fewer files than this are parsed in the indexing thread: starting a worker (a fresh
 # interpreter importing the parser) costs ~0.5 s, more than a few dozen files' parse.
 PARALLEL_MIN_FILES = 256
-# Files a worker parses per task (one round trip), and tasks in flight per worker:
-# enough to keep each busy while the indexing thread writes, few enough that parsed
-# files waiting to be written stay a small part of memory.
+# Files a worker parses per task (one round trip), and files parsed ahead of the one
+# the indexing thread takes: more than two of its write batches (200 files), so the
+# workers go on parsing while it embeds and writes one (with 128 files ahead they sat
+# idle through each batch's write on the kernel tree), few enough that parsed files
+# waiting to be written stay a small part of memory.
 TASK_FILES = 16
-TASKS_AHEAD = 4
+AHEAD_FILES = 512
 # How often a worker looks whether the indexing process is still there.
 PARENT_CHECK_S = 1.0
 
@@ -134,7 +136,7 @@ def _in_workers(
     try:
         for task in tasks:
             pending.append(pool.submit(_parse_task, task))
-            if len(pending) >= workers * TASKS_AHEAD:
+            if len(pending) >= max(2 * workers, AHEAD_FILES // TASK_FILES):
                 yield from _answers(pending.popleft())
         while pending:
             yield from _answers(pending.popleft())
