@@ -130,7 +130,7 @@ def _in_workers(
         # spawn, not fork: the indexing process runs LanceDB's and onnxruntime's threads
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
-        initargs=(settings, project),
+        initargs=(settings, project, os.getpid()),
     )
     pending: deque[Future[tuple[list[FileWrite | None], list[tuple[str, int, str]]]]] = deque()
     try:
@@ -164,7 +164,7 @@ class _Kept(logging.Handler):
         _worker_log.append((record.name, record.levelno, self.format(record)))
 
 
-def _start_worker(settings: Settings, project: str) -> None:
+def _start_worker(settings: Settings, project: str, indexer: int) -> None:
     global _worker
     _worker = (settings, project)
     for cls in (FileWrite, FileRecord, Chunk, Symbol, Edge, Span, Position):
@@ -172,7 +172,9 @@ def _start_worker(settings: Settings, project: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [_Kept(logging.WARNING)]
     root.setLevel(logging.WARNING)
-    threading.Thread(target=_exit_with, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+    # the indexer's pid as it gave it: one killed while this worker started has made
+    # init (or a subreaper) the parent already
+    threading.Thread(target=_exit_with, args=(indexer,), name="parent-watch", daemon=True).start()
 
 
 def _by_fields(obj: Any) -> tuple[type, tuple[object, ...]]:

@@ -127,12 +127,15 @@ def _processes_marked(mark: str) -> list[int]:
     return found
 
 
-def test_parse_workers_end_when_the_indexer_is_killed_hard(tmp_path: Path) -> None:
+@pytest.mark.parametrize("nth", [1, 100])
+def test_parse_workers_end_when_the_indexer_is_killed_hard(tmp_path: Path, nth: int) -> None:
     mark = f"CODESIFT_TEST_MARK={uuid.uuid4().hex}"
     name, _, value = mark.partition("=")
-    # the indexer SIGKILLs itself at its 100th parsed file, its workers busy ahead of it
-    # (a worker left behind would also hold the run's output pipes open: the timeout)
-    run = build(tmp_path / "ws", workers=2, env={"CODESIFT_KILL_AT": "parse:100", name: value}, timeout=120)
+    # the indexer SIGKILLs itself at its nth parsed file: at the 1st, workers may still be
+    # starting (one that read its parent's pid only then saw init's); at the 100th they are
+    # busy ahead of it (a worker left behind also holds the run's output pipes open: the timeout)
+    kill = {"CODESIFT_KILL_AT": f"parse:{nth}", name: value}
+    run = build(tmp_path / "ws", workers=2, env=kill, timeout=120)
     assert run.returncode == -9, run.stderr
     deadline = time.monotonic() + 15
     while _processes_marked(mark) and time.monotonic() < deadline:
@@ -140,4 +143,4 @@ def test_parse_workers_end_when_the_indexer_is_killed_hard(tmp_path: Path) -> No
     assert _processes_marked(mark) == []
     again = build(tmp_path / "ws", workers=2)  # the next run repairs the index
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["files_changed"] >= FILES - 100
+    assert json.loads(again.stdout)["files_changed"] >= FILES - nth
