@@ -17,14 +17,33 @@ import time
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import CodesiftError
+import numpy as np
+import numpy.typing as npt
+
+from .errors import CodesiftError, EmbedError
 from .faults import crash_point
-from .model import Chunk, Edge, FileRecord, FileStatus, FileWrite, Position, Span, Symbol, WalkEntry
+from .model import (
+    Chunk,
+    Edge,
+    FileRecord,
+    FileStatus,
+    FileWrite,
+    Position,
+    Span,
+    Symbol,
+    WalkEntry,
+    embedding_text,
+)
 from .parse import parse_file
 from .settings import Settings
 from .source import read_source
+
+if TYPE_CHECKING:
+    from .embed import Embedder
+
+Vectors = npt.NDArray[np.float32]
 
 log = logging.getLogger(__name__)
 
@@ -102,37 +121,52 @@ def parse_workers(settings: Settings, files: int) -> int:
     return wanted if wanted >= 2 else 0
 
 
+# A parsed file, and — when the workers embed with a static model — its chunks' vectors
+# by content hash (None: the indexer embeds them).
+Processed = tuple[FileWrite | None, "dict[str, Vectors] | None"]
+_Answer = tuple[
+    list[FileWrite | None], "Vectors | None", list[list[tuple[str, int]]], list[tuple[str, int, str]]
+]
+
+
 def processed(
-    todo: Sequence[tuple[WalkEntry, str]], settings: Settings, project: str, workers: int
-) -> Generator[FileWrite | None, None, None]:
+    todo: Sequence[tuple[WalkEntry, str]],
+    settings: Settings,
+    project: str,
+    workers: int,
+    *,
+    embed: bool = False,
+) -> Generator[Processed, None, None]:
     """``process_file`` of each (entry, known hash) in order, by ``workers`` processes
-    (none: in this thread). A pool that cannot start or breaks (a worker killed) leaves
-    the files it had not answered to this thread: every file is processed once."""
+    (none: in this thread); with ``embed`` (the index's model is static) the workers
+    also embed each file's chunks, as ``embedding_text`` reads them. A pool that cannot
+    start or breaks (a worker killed) leaves the files it had not answered to this
+    thread: every file is processed once."""
     done = 0
     if workers > 0:
         try:
-            for write in _in_workers(todo, settings, project, workers):
+            for answer in _in_workers(todo, settings, project, workers, embed):
                 done += 1
-                yield write
+                yield answer
         except Exception as exc:  # a worker killed (BrokenProcessPool), none could start …
             left = len(todo) - done
             log.warning("parse workers stopped (%r); parsing the remaining %d files here", exc, left)
     for entry, known in todo[done:]:
-        yield process_file(entry, known, settings, project)
+        yield process_file(entry, known, settings, project), None
 
 
 def _in_workers(
-    todo: Sequence[tuple[WalkEntry, str]], settings: Settings, project: str, workers: int
-) -> Iterator[FileWrite | None]:
+    todo: Sequence[tuple[WalkEntry, str]], settings: Settings, project: str, workers: int, embed: bool
+) -> Iterator[Processed]:
     tasks = [list(todo[i : i + TASK_FILES]) for i in range(0, len(todo), TASK_FILES)]
     pool = ProcessPoolExecutor(
         max_workers=workers,
         # spawn, not fork: the indexing process runs LanceDB's and onnxruntime's threads
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
-        initargs=(settings, project, os.getpid()),
+        initargs=(settings, project, os.getpid(), embed),
     )
-    pending: deque[Future[tuple[list[FileWrite | None], list[tuple[str, int, str]]]]] = deque()
+    pending: deque[Future[_Answer]] = deque()
     try:
         for task in tasks:
             pending.append(pool.submit(_parse_task, task))
@@ -144,16 +178,16 @@ def _in_workers(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _answers(
-    future: Future[tuple[list[FileWrite | None], list[tuple[str, int, str]]]],
-) -> Iterator[FileWrite | None]:
-    writes, records = future.result()
+def _answers(future: Future[_Answer]) -> Iterator[Processed]:
+    writes, matrix, rows, records = future.result()
     for name, level, message in records:  # what the worker logged, logged here
         logging.getLogger(name).log(level, "%s", message)
-    yield from writes
+    for write, mine in zip(writes, rows, strict=True):
+        yield write, ({h: matrix[i] for h, i in mine} if matrix is not None else None)
 
 
 _worker: tuple[Settings, str] | None = None
+_embedder: Embedder | None = None  # the static model, when the workers embed
 _worker_log: list[tuple[str, int, str]] = []
 
 
@@ -164,9 +198,13 @@ class _Kept(logging.Handler):
         _worker_log.append((record.name, record.levelno, self.format(record)))
 
 
-def _start_worker(settings: Settings, project: str, indexer: int) -> None:
-    global _worker
+def _start_worker(settings: Settings, project: str, indexer: int, embed: bool) -> None:
+    global _worker, _embedder
     _worker = (settings, project)
+    if embed:
+        from .embed import make_embedder
+
+        _embedder = make_embedder(settings.embed)
     for cls in (FileWrite, FileRecord, Chunk, Symbol, Edge, Span, Position):
         copyreg.pickle(cls, _by_fields)
     root = logging.getLogger()
@@ -200,16 +238,33 @@ def _exit_with(parent: int) -> None:
     os._exit(1)
 
 
-def _parse_task(
-    task: list[tuple[WalkEntry, str]],
-) -> tuple[list[FileWrite | None], list[tuple[str, int, str]]]:
+def _parse_task(task: list[tuple[WalkEntry, str]]) -> _Answer:
     assert _worker is not None, "a parse task outside a started worker"
     settings, project = _worker
     crash_point("parse-worker")
     writes = [process_file(entry, known, settings, project) for entry, known in task]
+    matrix, rows = _embedded(writes)
     records = _worker_log[:]
     _worker_log.clear()
-    return writes, records
+    return writes, matrix, rows, records
+
+
+def _embedded(writes: list[FileWrite | None]) -> tuple[Vectors | None, list[list[tuple[str, int]]]]:
+    """The task's chunk vectors: one row per distinct text, and each file's (content hash,
+    row) — a hash the file holds twice takes its last chunk's text, as the indexer's
+    batch does. No model, or a text it refuses: none, and the indexer embeds the batch."""
+    texts: dict[str, int] = {}
+    rows: list[list[tuple[str, int]]] = []
+    for write in writes:
+        mine = {c.content_hash: embedding_text(c.path, c.text) for c in write.chunks} if write else {}
+        rows.append([(h, texts.setdefault(text, len(texts))) for h, text in mine.items()])
+    if _embedder is None or not texts:
+        return None, [[] for _ in writes]
+    try:
+        return _embedder.embed_documents(list(texts)), rows
+    except EmbedError as exc:
+        log.warning("a parse worker could not embed its files' chunks; the indexer will: %s", exc)
+        return None, [[] for _ in writes]
 
 
 def _cores() -> int:

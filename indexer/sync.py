@@ -341,9 +341,12 @@ def _sync_text(
     total = len(todo)
     progress(Progress("parse", 0, total))
     work = [(e, indexed_hash(records.get(e.path))) for e in todo]
-    # parsed by worker processes on a large run, while this thread embeds and writes
-    with contextlib.closing(processed(work, settings, project, parse_workers(settings, total))) as writes:
-        for done, (entry, write) in enumerate(zip(todo, writes, strict=False), 1):
+    # parsed (and, for a static model, embedded) by worker processes on a large run,
+    # while this thread writes
+    given: dict[str, Vectors] = {}  # the batch's vectors the workers computed
+    files = processed(work, settings, project, parse_workers(settings, total), embed=inline)
+    with contextlib.closing(files) as answers:
+        for done, (entry, (write, vectors)) in enumerate(zip(todo, answers, strict=False), 1):
             if cancel.is_set():
                 break  # the workers stop; what they parsed ahead is not written
             crash_point("parse")
@@ -355,11 +358,12 @@ def _sync_text(
                 counters.failed += write.record.status == FileStatus.FAILED
                 batch.append(write)
                 changed.append(entry.path)
+                given.update(vectors or {})
             if len(batch) >= settings.index.write_batch_files or done == total:
-                _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
-                batch = []
+                _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, given)
+                batch, given = [], {}
                 progress(Progress("parse", done, total, chunks=counters.chunks_written))
-    _flush_text(store, batch, embedder, settings, counters, records.keys(), inline)
+    _flush_text(store, batch, embedder, settings, counters, records.keys(), inline, given)
     store.touch_files(touched)
     if not cancel.is_set():
         journal.clear(store.uri)  # every walked file written, every gone one removed
@@ -375,12 +379,16 @@ def _flush_text(
     counters: Counters,
     known: Collection[str],
     inline: bool,
+    given: dict[str, Vectors] | None = None,
 ) -> None:
-    """Write a batch of the text phase, with the main model's vectors computed now when
-    it is static (``inline``)."""
+    """Write a batch of the text phase, with the main model's vectors when it is static
+    (``inline``): ``given`` (the parse workers') when they cover the batch, else computed now."""
     if not batch:
         return
-    vectors = _inline_vectors(batch, embedder) if inline else None
+    vectors = None
+    if inline:
+        whole = given is not None and all(c.content_hash in given for w in batch for c in w.chunks)
+        vectors = given if whole else _inline_vectors(batch, embedder)
     if vectors is not None:
         counters.embedded += sum(len(w.chunks) for w in batch)
     flush_writes(store, batch, embedder, settings, counters, known, vectors)

@@ -17,6 +17,7 @@ import pytest
 
 from codesift.indexer.filework import PARALLEL_MIN_FILES
 from codesift.indexer.settings import load_settings
+from codesift.indexer.static_embed import STATIC_MODEL
 from codesift.indexer.sync import index_uri_for
 
 from ..conftest import write_workspace
@@ -27,7 +28,7 @@ CODESIFT = [sys.executable, "-m", "codesift.server.cli"]
 FILES = PARALLEL_MIN_FILES + 40  # enough for workers
 
 
-def tree(workers: int) -> dict[str, str]:
+def tree(workers: int, static: bool = False) -> dict[str, str]:
     files = {
         f"pkg/mod_{i:03d}.py": f'''
             from pkg.mod_{(i + 1) % FILES:03d} import handler_{(i + 1) % FILES}
@@ -47,18 +48,20 @@ def tree(workers: int) -> dict[str, str]:
     files["web/broken.js"] = "function open( {\n  return 1;\n"  # syntax errors: chunked around them
     files["notes.md"] = "# Notes\n\nHow requests are handled.\n"
     files[".codesift.toml"] = f"[index]\nparse_workers = {workers}\nwrite_batch_files = 50\n"
+    if static:
+        files[".codesift.toml"] += f'\n[embed]\nmodel = "{STATIC_MODEL}"\n'
     return files
 
 
 def build(
-    root: Path, workers: int, env: dict[str, str] | None = None, timeout: float = 600
+    root: Path, workers: int, env: dict[str, str] | None = None, timeout: float = 600, static: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    write_workspace(root, tree(workers))
+    write_workspace(root, tree(workers, static))
     (root / "bad.py").write_bytes(b"def caf\xe9():\n    return 1\n")  # invalid UTF-8
     (root / "blob.bin").write_bytes(b"\x00\x01" * 100)  # binary: skipped
     run_env = {k: v for k, v in os.environ.items() if k != "CODESIFT_KILL_AT"} | (env or {})
     return subprocess.run(
-        [*CODESIFT, "index", str(root), "--no-embed", "--json"],
+        [*CODESIFT, "index", str(root), "--json", *(() if static else ("--no-embed",))],
         capture_output=True,
         text=True,
         env=run_env,
@@ -102,6 +105,25 @@ def test_parse_workers_write_the_same_index_as_the_indexing_process_alone(tmp_pa
     assert files["blob.bin"][3] == "skipped"
     assert "invalid UTF-8" in str(files["bad.py"][4])
     assert "syntax errors" in str(files["web/broken.js"][4])
+
+
+def test_parse_workers_embed_with_a_static_model_as_the_indexing_process_alone_does(tmp_path: Path) -> None:
+    alone = build(tmp_path / "alone" / "ws", workers=1, static=True)
+    assert alone.returncode == 0, alone.stderr
+    two = build(tmp_path / "two" / "ws", workers=2, static=True)
+    assert two.returncode == 0, two.stderr
+    assert json.loads(two.stdout)["chunks_embedded"] == json.loads(alone.stdout)["chunks_embedded"] > FILES
+    assert json.loads(two.stdout)["vectors_pending"] == 0
+
+    def vectors(root: Path) -> dict[str, list[float]]:
+        table = lancedb.connect(index_uri_for(root, load_settings(root))).open_table("chunks").to_arrow()
+        rows = zip(*(table.column(c).to_pylist() for c in ("id", "path", "vector")), strict=True)
+        return {i: v for i, path, v in rows if path != ".codesift.toml"}  # its parse_workers differ
+
+    got_alone, got_two = vectors(tmp_path / "alone" / "ws"), vectors(tmp_path / "two" / "ws")
+    assert got_alone.keys() == got_two.keys()
+    assert all(v is not None for v in got_two.values())
+    assert got_two == got_alone  # the same floats: the same ids summed in the same order
 
 
 def test_a_parse_worker_killed_hard_leaves_its_files_to_the_indexing_process(tmp_path: Path) -> None:
