@@ -2,7 +2,7 @@
 
 Kept apart from the store (no LanceDB import) so it can run anywhere: in the
 indexing thread, or in worker processes (``processed``) while the indexing
-thread embeds and writes what they parsed before.
+thread writes what they parsed (and, for a static model, embedded) before.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_FILES = 256
 # Files a worker parses per task (one round trip), and files parsed ahead of the one
 # the indexing thread takes: more than two of its write batches (200 files), so the
-# workers go on parsing while it embeds and writes one (with 128 files ahead they sat
+# workers go on parsing while it writes one (with 128 files ahead they sat
 # idle through each batch's write on the kernel tree), few enough that parsed files
 # waiting to be written stay a small part of memory.
 TASK_FILES = 16
@@ -123,9 +123,11 @@ def parse_workers(settings: Settings, files: int) -> int:
 
 # A parsed file, and — when the workers embed with a static model — its chunks' vectors
 # by content hash (None: the indexer embeds them).
-Processed = tuple[FileWrite | None, "dict[str, Vectors] | None"]
+Processed = tuple[FileWrite | None, dict[str, Vectors] | None]
+# a task's answer: its files, their distinct texts' vectors and each file's (hash, row),
+# and what the worker logged
 _Answer = tuple[
-    list[FileWrite | None], "Vectors | None", list[list[tuple[str, int]]], list[tuple[str, int, str]]
+    list[FileWrite | None], Vectors | None, list[list[tuple[str, int]]], list[tuple[str, int, str]]
 ]
 
 
@@ -249,12 +251,12 @@ def _parse_task(task: list[tuple[WalkEntry, str]]) -> _Answer:
     return writes, matrix, rows, records
 
 
-def _embedded(writes: list[FileWrite | None]) -> tuple[Vectors | None, list[list[tuple[str, int]]]]:
+def _embedded(writes: list[FileWrite | None]) -> tuple[Vectors | None, _Rows]:
     """The task's chunk vectors: one row per distinct text, and each file's (content hash,
     row) — a hash the file holds twice takes its last chunk's text, as the indexer's
     batch does. No model, or a text it refuses: none, and the indexer embeds the batch."""
     texts: dict[str, int] = {}
-    rows: list[list[tuple[str, int]]] = []
+    rows: _Rows = []
     for write in writes:
         mine = {c.content_hash: embedding_text(c.path, c.text) for c in write.chunks} if write else {}
         rows.append([(h, texts.setdefault(text, len(texts))) for h, text in mine.items()])
