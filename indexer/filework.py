@@ -126,9 +126,8 @@ def parse_workers(settings: Settings, files: int) -> int:
 Processed = tuple[FileWrite | None, dict[str, Vectors] | None]
 # a task's answer: its files, their distinct texts' vectors and each file's (hash, row),
 # and what the worker logged
-_Answer = tuple[
-    list[FileWrite | None], Vectors | None, list[list[tuple[str, int]]], list[tuple[str, int, str]]
-]
+_Rows = list[list[tuple[str, int]]]
+_Answer = tuple[list[FileWrite | None], Vectors | None, _Rows, list[tuple[str, int, str]]]
 
 
 def processed(
