@@ -39,6 +39,11 @@
   left: (identifier)
   right: (attribute object: (identifier) @_held_object) @held
   (#not-eq? @_held_object "self"))
+; a parameter's `None` default replaced (`if cls is None: cls = JSONEncoder`): what the name
+; holds, or the class calling it makes (edges.py keeps the edge only where the binder marks it)
+(if_statement
+  condition: (comparison_operator . (identifier) . (none) .)
+  consequence: (block . (assignment left: (identifier) right: (identifier) @held) .))
 ; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
 (return_statement (identifier) @ref (#eq? @ref "self"))
 ; a forward reference written as a string (`-> "Context"`, `Optional["m.Context"]`): the

@@ -2,7 +2,8 @@
 :mod:`.python_bindings`: the block of ``if isinstance(x, C):`` (``_isinstance_tests``),
 the statements after ``assert isinstance(x, C)`` (``_asserted``) and a guard at the top
 of a function that converts a parameter (``if not isinstance(x, C): x = C(…)``,
-``_guarded``)."""
+``_guarded``); a parameter's ``None`` default replaced by a guard (``if x is None: x =
+value``, ``_none_guarded``)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,81 @@ def _guarded(function: Node | None) -> set[str]:
         if name not in used:
             out.add(name)
     return out
+
+
+def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
+    """Which of ``names`` (parameters whose default is ``None``) a guard replaces:
+    ``if x is None: x = value`` (no ``elif`` / ``else``, the one statement of its block),
+    the function's only one for ``x``, where every other read of ``x`` in the function is
+    in the statements after the guard in its block (tests ``x is None`` / ``x is not None``
+    aside) — there ``x`` is ``value`` or what the caller passed, as with ``x=value`` as the
+    default (the idiom for a default made per call). A read before it or outside that block
+    (``x`` still ``None`` or the caller's): not replaced."""
+    body = function.child_by_field_name("body") if function is not None else None
+    if body is None:
+        return set()
+    text = node_text(body)
+    names = [n for n in names if f"{n} is None" in text]  # the common case: no walk at all
+    if not names:
+        return set()
+    guards: dict[str, list[Node]] = {}
+    reads: dict[str, list[int]] = {}
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        name = _none_guard(n) if n.type == "if_statement" else None
+        if name in names:
+            guards.setdefault(name, []).append(n)
+            continue  # its test and its assignment are the guard's own
+        if n.type == "identifier" and node_text(n) in names and not _member_name(n) and not _none_tested(n):
+            reads.setdefault(node_text(n), []).append(n.start_byte)
+        stack.extend(n.named_children)
+    out: set[str] = set()
+    for name, found in guards.items():
+        if len(found) != 1 or found[0].parent is None:
+            continue
+        after, end = found[0].end_byte, found[0].parent.end_byte
+        if all(after <= at < end for at in reads.get(name, [])):
+            out.add(name)
+    return out
+
+
+def _none_guard(stmt: Node) -> str | None:
+    """``x`` of ``if x is None: x = value`` (no ``elif`` / ``else``, one statement)."""
+    if stmt.child_by_field_name("alternative") is not None:
+        return None
+    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    parts = cond.children if cond is not None and cond.type == "comparison_operator" else []
+    if len(parts) != 3 or parts[0].type != "identifier" or parts[1].type != "is" or parts[2].type != "none":
+        return None
+    only = then.named_children if then is not None else []
+    assign = only[0] if len(only) == 1 else None
+    if assign is not None and assign.type == "expression_statement":
+        assign = assign.named_children[0] if assign.named_child_count == 1 else None
+    if assign is None or assign.type != "assignment" or assign.child_by_field_name("type") is not None:
+        return None
+    left, name = assign.child_by_field_name("left"), node_text(parts[0])
+    right = assign.child_by_field_name("right")
+    ok = left is not None and left.type == "identifier" and node_text(left) == name
+    return name if ok and right is not None and right.type != "assignment" else None
+
+
+def _none_tested(n: Node) -> bool:
+    """Whether a name is only tested against ``None`` there (``x is None``, ``x is not None``):
+    its value is neither used nor copied."""
+    p = n.parent
+    parts = p.named_children if p is not None and p.type == "comparison_operator" else []
+    return len(parts) == 2 and parts[1].type == "none" and parts[0].start_byte == n.start_byte
+
+
+def _member_name(n: Node) -> bool:
+    """Whether an identifier names a member or a keyword (``o.x``, ``f(x=1)``), not a variable."""
+    p = n.parent
+    if p is None:
+        return False
+    field = "attribute" if p.type == "attribute" else "name" if p.type == "keyword_argument" else ""
+    other = p.child_by_field_name(field) if field else None
+    return other is not None and other.start_byte == n.start_byte
 
 
 def _isinstance_guard(stmt: Node) -> str | None:

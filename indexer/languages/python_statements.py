@@ -19,7 +19,7 @@ from .bindings import (
     _Binding,
     annotated,
 )
-from .python_narrowing import _guarded
+from .python_narrowing import _guarded, _none_guard, _none_guarded
 from .python_types import (
     _callee,
     _class_of,
@@ -82,8 +82,11 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
         bind(scope, left, _UNKNOWN, items, values=values)
         return
+    right = node.child_by_field_name("right")
+    while right is not None and right.type == "assignment":  # `a = b = f()`: each target holds f()
+        right = right.child_by_field_name("right")
     if left.type not in ("identifier", "attribute"):
-        callee = _callee(node.child_by_field_name("right"))
+        callee = _callee(right)
         targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
         if callee is not None and targets and all(t.type == "identifier" for t in targets):
             for i, target in enumerate(targets):  # `a, b = f()`: the parts of f's `-> tuple[A, B]`
@@ -91,7 +94,6 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
             return
         bind(scope, left, _UNKNOWN)  # other unpacking: nothing typed
         return
-    right = node.child_by_field_name("right")
     top = node.parent is not None and node.parent.type == "module"
     named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
     if top and left.type == "identifier" and named and right is not None:
@@ -100,6 +102,12 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
     if scope in classes and left.type == "identifier" and named and right is not None:
         # a class body's `maker = Foo`: the class Foo (a reference edge); calling it makes a Foo
         bind(scope, left, _Binding("val", right), call=_Binding("val", right))
+        return
+    if scope and right is not None and right.type == "identifier" and _replaces_a_default(node):
+        # `if cls is None: cls = JSONEncoder`, a parameter's `None` default replaced: what the
+        # name holds (a module's variable, as `cls=name` would), or the class calling it makes
+        replaced = _Binding("holds", right)
+        bind(scope, left, replaced, call=replaced)
         return
     if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
         # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
@@ -269,6 +277,16 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
     where = _where(params.parent)
+    nones = [
+        node_text(name)
+        for p in params.named_children
+        if p.type == "default_parameter"
+        and (value := p.child_by_field_name("value")) is not None
+        and value.type == "none"
+        and (name := p.child_by_field_name("name")) is not None
+    ]
+    # `x=None` replaced by `if x is None: x = value`: as if `value` were the default
+    replaced = _none_guarded(params.parent, nones) if nones and where != "derived" else set()
     for p in params.named_children:
         if p.type == "identifier":
             if node_text(p) not in guarded:
@@ -288,11 +306,43 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             bind(scope, name, annotated(target), items, made, values)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
-            if name is not None:
+            if name is not None and node_text(name) in replaced:
+                bind(scope, name, _NONE, call=_NONE)  # the guard's value alone types it
+            elif name is not None:
                 value = p.child_by_field_name("value")
                 bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+def _replaces_a_default(assign: Node) -> bool:
+    """Whether ``assign`` is the guard ``if x is None: x = name`` of a parameter ``x=None`` of a
+    function at the top of the module (or a method of a class there without bases): the
+    names its defaults see are the module's (see :func:`_default_binding`)."""
+    guard = assign.parent.parent if assign.parent is not None else None
+    if guard is not None and guard.type == "expression_statement":
+        guard = guard.parent
+    if guard is None or guard.type != "if_statement":
+        return False
+    name = _none_guard(guard)
+    fn = guard.parent
+    while fn is not None and fn.type not in _SCOPES:
+        fn = fn.parent
+    if name is None or fn is None or fn.type != "function_definition" or _where(fn) != "top":
+        return False
+    params = fn.child_by_field_name("parameters")
+    defaults = params.named_children if params is not None else []
+    none = any(
+        p.type == "default_parameter"
+        and node_text(p.child_by_field_name("name")) == name
+        and (v := p.child_by_field_name("value")) is not None
+        and v.type == "none"
+        for p in defaults
+    )
+    return none and name in _none_guarded(fn, [name])
+
+
+_SCOPES = frozenset({"function_definition", "lambda", "class_definition"})
 
 
 def _default_binding(value: Node | None, top: bool) -> _Binding:
