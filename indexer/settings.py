@@ -313,7 +313,8 @@ class Settings:
             # that binds it, `assert isinstance(x, C)` narrowing; 13: the same, merged —
             # indexes built at 12 held only some of them; 14: Python chained assignments
             # type every target, a parameter's `None` default replaced by `if x is None: x =
-            # value` is typed as that value, a reference edge at such a guard's name), so
+            # value` (or `if not x:`) is typed as that value, a reference edge at such a
+            # guard's name), so
             # old indexes rebuild.
             "parser": "14",
             "max_tokens": str(self.embed.max_tokens),

@@ -123,17 +123,18 @@ def _guarded(function: Node | None) -> set[str]:
 
 def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
     """Which of ``names`` (parameters whose default is ``None``) a guard replaces:
-    ``if x is None: x = value`` (no ``elif`` / ``else``, the one statement of its block),
+    ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``, the one
+    statement of its block),
     the function's only one for ``x``, where every other read of ``x`` in the function is
-    in the statements after the guard in its block (tests ``x is None`` / ``x is not None``
-    aside) — there ``x`` is ``value`` or what the caller passed, as with ``x=value`` as the
+    in the statements after the guard in its block (tests ``x is None`` / ``x is not None`` /
+    ``not x`` aside) — there ``x`` is ``value`` or what the caller passed, as with ``x=value`` as the
     default (the idiom for a default made per call). A read before it or outside that block
     (``x`` still ``None`` or the caller's): not replaced."""
     body = function.child_by_field_name("body") if function is not None else None
     if body is None:
         return set()
     text = node_text(body)
-    names = [n for n in names if f"{n} is None" in text]  # the common case: no walk at all
+    names = [n for n in names if f"{n} is None" in text or f"not {n}" in text]  # else no walk at all
     if not names:
         return set()
     guards: dict[str, list[Node]] = {}
@@ -159,12 +160,19 @@ def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
 
 
 def _none_guard(stmt: Node) -> str | None:
-    """``x`` of ``if x is None: x = value`` (no ``elif`` / ``else``, one statement)."""
+    """``x`` of ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``,
+    one statement)."""
     if stmt.child_by_field_name("alternative") is not None:
         return None
     cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
-    parts = cond.children if cond is not None and cond.type == "comparison_operator" else []
-    if len(parts) != 3 or parts[0].type != "identifier" or parts[1].type != "is" or parts[2].type != "none":
+    if cond is None:
+        return None
+    parts = [c.type for c in cond.children] if cond.type == "comparison_operator" else []
+    # `if x is None:`, or `if not x:` (`None` is false too)
+    tested = cond.children[0] if parts == ["identifier", "is", "none"] else None
+    if cond.type == "not_operator":
+        tested = cond.child_by_field_name("argument")
+    if tested is None or tested.type != "identifier":
         return None
     only = then.named_children if then is not None else []
     assign = only[0] if len(only) == 1 else None
@@ -172,16 +180,18 @@ def _none_guard(stmt: Node) -> str | None:
         assign = assign.named_children[0] if assign.named_child_count == 1 else None
     if assign is None or assign.type != "assignment" or assign.child_by_field_name("type") is not None:
         return None
-    left, name = assign.child_by_field_name("left"), node_text(parts[0])
+    left, name = assign.child_by_field_name("left"), node_text(tested)
     right = assign.child_by_field_name("right")
     ok = left is not None and left.type == "identifier" and node_text(left) == name
     return name if ok and right is not None and right.type != "assignment" else None
 
 
 def _none_tested(n: Node) -> bool:
-    """Whether a name is only tested against ``None`` there (``x is None``, ``x is not None``):
-    its value is neither used nor copied."""
+    """Whether a name is only tested there (``x is None``, ``x is not None``, ``not x``): its
+    value is neither used nor copied."""
     p = n.parent
+    if p is not None and p.type == "not_operator":
+        return True
     parts = p.named_children if p is not None and p.type == "comparison_operator" else []
     return len(parts) == 2 and parts[1].type == "none" and parts[0].start_byte == n.start_byte
 

@@ -521,6 +521,11 @@ def graph(code: str) -> Graph:
             "invoke",
             "Context.invoke",
         ),
+        (
+            "def f(c=None):\n    if not c:\n        c = default_context\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
         (  # tested against `None` before the guard: not read (`json.loads`)
             "def f(k, cls=None):\n    if cls is None and k:\n        return\n    if cls is None:\n"
             "        cls = Context\n    cls().invoke()\n",
@@ -817,7 +822,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f():\n    a = b = unknown()\n    a.invoke()\n", "a.invoke"),
         ("def f(k):\n    a = b = Context()\n    if k:\n        a = Plain()\n    a.invoke()\n", "a.invoke"),
         # `if x is None: x = value`: a read before it or outside its block, another value
-        # after it, a method of a class with bases, `if not x`, a name in a nested function
+        # after it, a method of a class with bases, `if x == 0`, a name in a nested function
         ("def f(c=None):\n    c.invoke()\n    if c is None:\n        c = Context()\n", "c.invoke"),
         (
             "def f(k, c=None):\n    if k:\n        if c is None:\n            c = Context()\n"
@@ -839,7 +844,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "        c.invoke()\n",
             "c.invoke",
         ),
-        ("def f(c=None):\n    if not c:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
         (
             "def outer():\n    def f(cls=None):\n        if cls is None:\n            cls = Context\n"
             "        cls().invoke()\n    return f\n",
