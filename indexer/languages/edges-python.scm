@@ -43,7 +43,7 @@
 ; holds, or the class calling it makes (edges.py keeps the edge only where the binder marks it)
 (if_statement
   condition: [(comparison_operator . (identifier) . (none) .) (not_operator argument: (identifier))]
-  consequence: (block . (assignment left: (identifier) right: (identifier) @held) .))
+  consequence: (block . (assignment left: (identifier) right: (identifier) @held)))
 ; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
 (return_statement (identifier) @ref (#eq? @ref "self"))
 ; a forward reference written as a string (`-> "Context"`, `Optional["m.Context"]`): the

@@ -123,13 +123,13 @@ def _guarded(function: Node | None) -> set[str]:
 
 def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
     """Which of ``names`` (parameters whose default is ``None``) a guard replaces:
-    ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``, the one
-    statement of its block),
-    the function's only one for ``x``, where every other read of ``x`` in the function is
-    in the statements after the guard in its block (tests ``x is None`` / ``x is not None`` /
-    ``not x`` aside) — there ``x`` is ``value`` or what the caller passed, as with ``x=value`` as the
-    default (the idiom for a default made per call). A read before it or outside that block
-    (``x`` still ``None`` or the caller's): not replaced."""
+    ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``; the
+    assignment first in its block, nothing after it there binding ``x`` again), the
+    function's only one for ``x``, where every other read of ``x`` in the function is in the
+    statements after the guard in its block (tests ``x is None`` / ``x is not None`` / ``not
+    x`` and an import's dotted path aside) — there ``x`` is ``value`` or what the caller
+    passed, as with ``x=value`` as the default (the idiom for a default made per call). A
+    read before it or outside that block (``x`` still ``None`` or the caller's): not replaced."""
     body = function.child_by_field_name("body") if function is not None else None
     if body is None:
         return set()
@@ -160,8 +160,8 @@ def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
 
 
 def _none_guard(stmt: Node) -> str | None:
-    """``x`` of ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``,
-    one statement)."""
+    """``x`` of ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``;
+    the assignment first in the block, nothing after it binding ``x`` again)."""
     if stmt.child_by_field_name("alternative") is not None:
         return None
     cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
@@ -174,8 +174,8 @@ def _none_guard(stmt: Node) -> str | None:
         tested = cond.child_by_field_name("argument")
     if tested is None or tested.type != "identifier":
         return None
-    only = then.named_children if then is not None else []
-    assign = only[0] if len(only) == 1 else None
+    statements = then.named_children if then is not None else []
+    assign = statements[0] if statements else None
     if assign is not None and assign.type == "expression_statement":
         assign = assign.named_children[0] if assign.named_child_count == 1 else None
     if assign is None or assign.type != "assignment" or assign.child_by_field_name("type") is not None:
@@ -183,7 +183,8 @@ def _none_guard(stmt: Node) -> str | None:
     left, name = assign.child_by_field_name("left"), node_text(tested)
     right = assign.child_by_field_name("right")
     ok = left is not None and left.type == "identifier" and node_text(left) == name
-    return name if ok and right is not None and right.type != "assignment" else None
+    ok = ok and right is not None and right.type != "assignment"
+    return name if ok and not any(_rebinds(s, name) for s in statements[1:]) else None
 
 
 def _none_tested(n: Node) -> bool:
@@ -197,10 +198,11 @@ def _none_tested(n: Node) -> bool:
 
 
 def _member_name(n: Node) -> bool:
-    """Whether an identifier names a member or a keyword (``o.x``, ``f(x=1)``), not a variable."""
+    """Whether an identifier names a member, a keyword or a module (``o.x``, ``f(x=1)``,
+    ``import http.cookiejar``), not a variable read."""
     p = n.parent
-    if p is None:
-        return False
+    if p is None or p.type == "dotted_name":
+        return p is not None
     field = "attribute" if p.type == "attribute" else "name" if p.type == "keyword_argument" else ""
     other = p.child_by_field_name(field) if field else None
     return other is not None and other.start_byte == n.start_byte

@@ -319,9 +319,10 @@ def _replaces_a_default(assign: Node) -> bool:
     """Whether ``assign`` is the guard ``if x is None: x = name`` of a parameter ``x=None`` of a
     function at the top of the module (or a method of a class there without bases): the
     names its defaults see are the module's (see :func:`_default_binding`)."""
-    guard = assign.parent.parent if assign.parent is not None else None
-    if guard is not None and guard.type == "expression_statement":
-        guard = guard.parent
+    wrapped = assign.parent is not None and assign.parent.type == "expression_statement"
+    statement = assign.parent if wrapped and assign.parent is not None else assign
+    block = statement.parent
+    guard = block.parent if block is not None and block.named_children[0] == statement else None
     if guard is None or guard.type != "if_statement":
         return False
     name = _none_guard(guard)
@@ -362,9 +363,10 @@ def _default_binding(value: Node | None, top: bool) -> _Binding:
 def _where(function: Node | None) -> str:
     """Where a ``def`` is, for its defaults: "top" (a statement of the module, or a method of
     a class at the module's top: the names its defaults see are the module's and that
-    class's), "derived" (a method of a class with bases: pyright gives an unannotated
-    parameter the annotation of a base's method of the same name first, which may be in
-    any file), "" (nested in a function or another class)."""
+    class's), "derived" (a method of a class with bases that may define it: pyright gives
+    an unannotated parameter the annotation of a base's method of the same name first,
+    which may be in any file; bases of this module that do not define it, nor theirs, are
+    no such bases), "" (nested in a function or another class)."""
     parent = function.parent if function is not None else None
     if parent is not None and parent.type == "decorated_definition":
         parent = parent.parent
@@ -372,6 +374,73 @@ def _where(function: Node | None) -> str:
         cls = parent.parent
         if cls.type != "class_definition" or _where(cls) != "top":
             return ""
-        bases = cls.child_by_field_name("superclasses")
-        return "derived" if bases is not None and bases.named_child_count else "top"
+        name = function.child_by_field_name("name") if function is not None else None
+        return "derived" if _overridable(cls, node_text(name) if name is not None else "", set()) else "top"
     return "top" if parent is not None and parent.type == "module" else ""
+
+
+def _overridable(cls: Node, method: str, seen: set[str]) -> bool:
+    """Whether a base of the top-level class ``cls`` may define ``method``: any base but a
+    class of this module bound once at its top (and ``object``), or one that binds the name
+    in its body, or whose bases may."""
+    bases = cls.child_by_field_name("superclasses")
+    for base in bases.named_children if bases is not None else []:
+        name = node_text(base) if base.type == "identifier" else ""
+        if name == "object":
+            continue
+        found = _top_class(cls, name) if name and name not in seen else None
+        if found is None or _binds(found, method) or _overridable(found, method, seen | {name}):
+            return True
+    return False
+
+
+def _top_class(cls: Node, name: str) -> Node | None:
+    """The class ``name`` names at the top of ``cls``'s module, when that ``class`` is the one
+    statement there that defines or mentions it (an assignment, an import, a branch may
+    bind it: then None)."""
+    module = cls.parent
+    if module is not None and module.type == "decorated_definition":
+        module = module.parent
+    found: list[Node] = []
+    star = -1  # where the last `from m import *` starts: it may bind any name
+    for stmt in module.named_children if module is not None else []:
+        node = stmt.child_by_field_name("definition") if stmt.type == "decorated_definition" else stmt
+        if node is None:
+            continue
+        if node.type in ("class_definition", "function_definition"):
+            if node_text(node.child_by_field_name("name")) == name:
+                found.append(node)
+        elif node.type == "import_from_statement" and any(c.type == "wildcard_import" for c in node.children):
+            star = node.start_byte
+        elif _may_bind(node, name):
+            found.append(node)
+    one = found[0] if len(found) == 1 and found[0].type == "class_definition" else None
+    return one if one is not None and star < one.start_byte else None
+
+
+def _may_bind(stmt: Node, name: str) -> bool:
+    """Whether a module's statement (not a ``def`` / ``class``) may bind ``name``: an
+    assignment or an import that does, any other statement that mentions it (a branch, a
+    ``try``, a walrus…); an expression statement never does."""
+    inner = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else stmt
+    if inner.type in ("comment", "string", "call") or name not in node_text(inner):
+        return False
+    if inner.type in ("assignment", "augmented_assignment"):
+        left = inner.child_by_field_name("left")
+        right = inner.child_by_field_name("right")
+        nested = right is not None and right.type == "assignment" and _may_bind(right, name)
+        return nested or (left is not None and name in _names(left))
+    if inner.type in ("import_statement", "import_from_statement"):
+        for item in inner.children_by_field_name("name"):
+            alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
+            first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
+            if node_text(first) == name:
+                return True
+        return False
+    return True
+
+
+def _binds(cls: Node, name: str) -> bool:
+    """Whether a class body binds ``name`` (a method, an attribute, an import…)."""
+    body = cls.child_by_field_name("body")
+    return body is not None and name in node_text(body)

@@ -526,6 +526,24 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        (  # more in the guard's block; an import's dotted path naming the parameter before it
+            "def f(cookiejar=None):\n    import email.cookiejar\n    if cookiejar is None:\n"
+            "        cookiejar = Context()\n        k = 1\n    cookiejar.invoke()\n",
+            "cookiejar.invoke",
+            "Context.invoke",
+        ),
+        (  # a method of a class whose bases (of this module, to `object`) do not define it
+            "class Base(object):\n    def go(self): ...\nclass Mid(Base): ...\nclass H(Mid):\n"
+            "    def __init__(self, jar=None):\n        if jar is None:\n            jar = Context()\n"
+            "        self.jar = jar\n    def use(self):\n        self.jar.invoke()\n",
+            "self.jar.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class Base:\n    pass\nclass H(Base):\n    def go(self, c=make()):\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
         (  # tested against `None` before the guard: not read (`json.loads`)
             "def f(k, cls=None):\n    if cls is None and k:\n        return\n    if cls is None:\n"
             "        cls = Context\n    cls().invoke()\n",
@@ -845,6 +863,28 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.invoke",
         ),
         ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        # a base of this module that defines the method (or mentions its name), a base bound
+        # twice, a `from m import *` after the base (it may bind the name again)
+        (
+            "class Base:\n    def go(self, c): ...\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base:\n    go = None\nclass Mid(Base): ...\nclass H(Mid):\n"
+            "    def go(self, c=Context()):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base: ...\nBase = unknown()\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base: ...\nfrom models import *\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
         (
             "def outer():\n    def f(cls=None):\n        if cls is None:\n            cls = Context\n"
             "        cls().invoke()\n    return f\n",
