@@ -276,7 +276,8 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
 
 def _parameters(params: Node, scope: str, bind: Bind) -> None:
     guarded = _guarded(params.parent)
-    where = _where(params.parent)
+    # only a default needs it (a method of a derived class looks at its bases)
+    where = _where(params.parent) if any(p.type == "default_parameter" for p in params.named_children) else ""
     nones = [
         node_text(name)
         for p in params.named_children
