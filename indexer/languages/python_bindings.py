@@ -51,6 +51,7 @@ from .bindings import (
 from .python_narrowing import _asserted, _identifiers_below, _isinstance_tests, _rebinds
 from .python_statements import (
     Bind,
+    TopClasses,
     _assignment,
     _attribute_held,
     _loop,
@@ -116,6 +117,7 @@ def python_marks(
     spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
     functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
     asserted: list[Region] = []  # after `assert isinstance(x, C)`: x is a C
+    tops: TopClasses = {}  # the file's top-level classes by name, as methods' defaults look them up
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -176,7 +178,7 @@ def python_marks(
         elif capture == "with":
             _with(node, scope_of(node), bind)
         elif capture == "params":
-            _parameters(node, scope_of(node), bind)
+            _parameters(node, scope_of(node), bind, tops)
         elif capture == "def":
             name = node.child_by_field_name("name")
             if name is not None:

@@ -274,10 +274,13 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
     return _UNKNOWN
 
 
-def _parameters(params: Node, scope: str, bind: Bind) -> None:
+def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = None) -> None:
+    """What a function's parameters bind; ``tops``: the file's top-level classes looked up so
+    far (by name), shared by its functions."""
     guarded = _guarded(params.parent)
     # only a default needs it (a method of a derived class looks at its bases)
-    where = _where(params.parent) if any(p.type == "default_parameter" for p in params.named_children) else ""
+    defaults = any(p.type == "default_parameter" for p in params.named_children)
+    where = _where(params.parent, tops) if defaults else ""
     nones = [
         node_text(name)
         for p in params.named_children
@@ -361,7 +364,7 @@ def _default_binding(value: Node | None, top: bool) -> _Binding:
     return b if b.how in ("call", "val") else _UNKNOWN
 
 
-def _where(function: Node | None) -> str:
+def _where(function: Node | None, tops: TopClasses | None = None) -> str:
     """Where a ``def`` is, for its defaults: "top" (a statement of the module, or a method of
     a class at the module's top: the names its defaults see are the module's and that
     class's), "derived" (a method of a class with bases that may define it: pyright gives
@@ -376,11 +379,15 @@ def _where(function: Node | None) -> str:
         if cls.type != "class_definition" or _where(cls) != "top":
             return ""
         name = function.child_by_field_name("name") if function is not None else None
-        return "derived" if _overridable(cls, node_text(name) if name is not None else "", set()) else "top"
+        method = node_text(name) if name is not None else ""
+        return "derived" if _overridable(cls, method, set(), {} if tops is None else tops) else "top"
     return "top" if parent is not None and parent.type == "module" else ""
 
 
-def _overridable(cls: Node, method: str, seen: set[str]) -> bool:
+TopClasses = dict[str, Node | None]  # a file's top-level class of a name, or None
+
+
+def _overridable(cls: Node, method: str, seen: set[str], tops: TopClasses) -> bool:
     """Whether a base of the top-level class ``cls`` may define ``method``: any base but a
     class of this module bound once at its top (and ``object``), or one that binds the name
     in its body, or whose bases may."""
@@ -389,8 +396,10 @@ def _overridable(cls: Node, method: str, seen: set[str]) -> bool:
         name = node_text(base) if base.type == "identifier" else ""
         if name == "object":
             continue
-        found = _top_class(cls, name) if name and name not in seen else None
-        if found is None or _binds(found, method) or _overridable(found, method, seen | {name}):
+        if name and name not in seen and name not in tops:
+            tops[name] = _top_class(cls, name)
+        found = tops.get(name) if name and name not in seen else None
+        if found is None or _binds(found, method) or _overridable(found, method, seen | {name}, tops):
             return True
     return False
 
