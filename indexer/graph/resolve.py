@@ -358,8 +358,9 @@ class Resolver(BoundTypes, ModuleFinder):
             and (made_by := self.class_called(edge.path, edge.from_symbol, head))
         ):
             # `k(…)` / `k().m` where `k` holds a class (`k: type[Foo]`, `k = f()` with
-            # `f() -> type[Foo]`): that class is called
+            # `f() -> type[Foo]`) or a method (`fix = self._fix`): that is called
             target = made_by[0]
+            target = self.result_of(target) if rest and called[0] else target
         elif (
             lang == "kotlin"
             and call

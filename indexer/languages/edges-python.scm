@@ -33,12 +33,12 @@
   name: (identifier) @_param
   value: (identifier) @ref
   (#not-eq? @_param @ref))
-; a function's `root = logging.root`: the module-level variable it reads types the target
+; a function's `root = logging.root`: the module-level variable it reads types the target;
+; `close = self.target.close` / `fix = self._fix`: calling the target calls that method
 ; (edges.py keeps the edge only where the binder marks it: not when `logging` is a local)
 (assignment
   left: (identifier)
-  right: (attribute object: (identifier) @_held_object) @held
-  (#not-eq? @_held_object "self"))
+  right: (attribute) @held)
 ; a parameter's `None` default replaced (`if cls is None: cls = JSONEncoder`): what the name
 ; holds, or the class calling it makes (edges.py keeps the edge only where the binder marks it)
 (if_statement

@@ -129,6 +129,11 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
         bind(scope, left, looked_up)
         return
+    if scope and left.type == "identifier" and _method_read(right):
+        # `close = self.target.close`: calling `close` calls what the attribute names (a
+        # reference edge, kept when `close` is called)
+        bind(scope, left, _UNKNOWN, call=_Binding("ref", right))
+        return
     value = _value_binding(right)
     bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
 
@@ -149,6 +154,14 @@ def _attribute_held(value: Node | None, scope: str, classes: Collection[str]) ->
     if name == "self":
         return _Binding("copy", attr, "attr:" + owner) if scope and owner in classes else None
     return _Binding("copy", attr, "attr:" + name) if name in classes else None
+
+
+def _method_read(value: Node | None) -> bool:
+    """``a.b.m`` read from an attribute (``self.target.close``), not called."""
+    if value is None or value.type != "attribute":
+        return False
+    obj = value.child_by_field_name("object")
+    return obj is not None and obj.type == "attribute" and _dotted(value)
 
 
 def _read_from_a_name(value: Node) -> bool:

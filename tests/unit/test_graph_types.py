@@ -526,6 +526,13 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        (  # a guard's class copied into an attribute, called there (`self._factory(tag, attrs)`)
+            "class P:\n    def __init__(self, factory=None):\n        if factory is None:\n"
+            "            factory = Context\n        self._factory = factory\n    def go(self):\n"
+            "        self._factory().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
         (  # more in the guard's block; an import's dotted path naming the parameter before it
             "def f(cookiejar=None):\n    import email.cookiejar\n    if cookiejar is None:\n"
             "        cookiejar = Context()\n        k = 1\n    cookiejar.invoke()\n",
@@ -542,6 +549,27 @@ def graph(code: str) -> Graph:
         (
             "class Base:\n    pass\nclass H(Base):\n    def go(self, c=make()):\n        c.invoke()\n",
             "c.invoke",
+            "Context.invoke",
+        ),
+        # a local holding a method read from an attribute (`fixname = self._fixname`,
+        # `close_handler = self.target.close`): calling it calls that method
+        (
+            "class P:\n    'a docstring'\n    def _fix(self, t):\n        return t\n    def go(self, t):\n"
+            "        fix = self._fix\n        fix(t)\n",
+            "fix(t)",
+            "P._fix",
+        ),
+        (
+            "class T:\n    def close(self) -> Context: ...\nclass P:\n    def __init__(self):\n"
+            "        self.t = T()\n    def done(self):\n        close = self.t.close\n        close()\n",
+            "close()",
+            "T.close",
+        ),
+        (
+            "class T:\n    def close(self) -> Context: ...\nclass P:\n    def __init__(self):\n"
+            "        self.t = T()\n    def done(self):\n        close = self.t.close\n"
+            "        return close()\n    def go(self):\n        self.done().invoke()\n",
+            "invoke",
             "Context.invoke",
         ),
         (  # tested against `None` before the guard: not read (`json.loads`)
@@ -889,6 +917,18 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def outer():\n    def f(cls=None):\n        if cls is None:\n            cls = Context\n"
             "        cls().invoke()\n    return f\n",
             "invoke",
+        ),
+        # a method read into a local where the class also binds an attribute of its name, or
+        # from an attribute whose type is not stated
+        (
+            "class P:\n    def __init__(self):\n        self.go = unknown()\n    def go(self): ...\n"
+            "    def run(self):\n        invoke = self.go\n        invoke()\n",
+            "invoke()",
+        ),
+        (
+            "class P:\n    def __init__(self, t):\n        self.t = t\n    def run(self):\n"
+            "        invoke = self.t.invoke\n        invoke()\n",
+            "invoke()",
         ),
         # `cls` outside a class is a variable (a classmethod's is the class)
         ("def f(cls):\n    cls.invoke()\n", "cls.invoke"),
