@@ -48,7 +48,7 @@ from .bindings import (
     compiled_query,
     narrowed_name,
 )
-from .python_narrowing import _asserted, _identifiers_below, _isinstance_tests, _rebinds
+from .python_narrowing import _asserted, _converted, _identifiers_below, _isinstance_tests, _rebinds
 from .python_statements import (
     Bind,
     TopClasses,
@@ -58,6 +58,7 @@ from .python_statements import (
     _names,
     _parameters,
     _value_binding,
+    _where,
     _with,
 )
 from .python_types import (
@@ -120,6 +121,8 @@ def python_marks(
     tops: TopClasses = {}  # the file's top-level classes by name, as methods' defaults look them up
     methods_read: list[tuple[str, str, Node]] = []  # `fix = self._fix`: (scope, `fix`, `self._fix`)
     methods: set[tuple[str, str]] = set()  # (class, name) of each method a class body defines
+    # `if isinstance(x, str): x = C(x)` of a parameter `x='…'`: (scope, the `if`, what it reads)
+    conversions: list[tuple[str, Node, tuple[str, Node, Node, list[Node]]]] = []
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -204,6 +207,13 @@ def python_marks(
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+                conversion = (
+                    _converted(node)
+                    if "isinstance" in node_text(node.child_by_field_name("condition"))
+                    else None
+                )
+                if conversion is not None:
+                    conversions.append((scope, node, conversion))
         elif capture == "assert":
             scope = scope_of(node)
             if scope and scope not in classes:
@@ -239,6 +249,7 @@ def python_marks(
         for b, tested, narrowed in narrowings
     ]
     regions += asserted
+    regions += _conversions(conversions, found, spots)
     regions += _assigned_regions(assigned, found, spots, sorted(functions))
     marks = _decide(found, elsewhere)
     for start, end, tested, narrowed, nested in regions:
@@ -246,6 +257,29 @@ def python_marks(
         marks.unnarrowed += nested
     marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _conversions(
+    conversions: list[tuple[str, Node, tuple[str, Node, Node, list[Node]]]],
+    found: Found,
+    spots: dict[str, list[int]],
+) -> list[Region]:
+    """After ``if isinstance(x, str): x = C(x)`` converting a parameter whose default is a
+    ``str`` (see :func:`.python_narrowing._converted`): ``x`` is a ``C`` — unless the function
+    binds ``x`` before the ``if`` (then it need not be the parameter's string) or is a
+    method a base may define (see :func:`.python_statements._where`)."""
+    out: list[Region] = []
+    for scope, node, (name, value, fn, after) in conversions:
+        body = fn.child_by_field_name("body")
+        if body is None or any(body.start_byte <= at < node.start_byte for at in spots.get(name, [])):
+            continue
+        if _where(fn) == "derived":
+            continue  # pyright types the parameter by a base's method first
+        narrowed = narrowed_name(name, node.start_point)
+        found[("local", scope, narrowed)].append(_value_binding(value))
+        nested = [f for stmt in after for f in _nested_functions(stmt)]
+        out.append((_point(node.end_point), _point(after[-1].end_point), name, narrowed, nested))
+    return out
 
 
 def _self_member(node: Node, scope: str, classes: Collection[str]) -> tuple[str, str, Node] | None:

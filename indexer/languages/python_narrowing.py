@@ -7,7 +7,7 @@ value``, ``_none_guarded``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
@@ -119,6 +119,89 @@ def _guarded(function: Node | None) -> set[str]:
         if name not in used:
             out.add(name)
     return out
+
+
+def _converted(node: Node) -> tuple[str, Node, Node, list[Node]] | None:
+    """``(x, value, function, statements)`` for ``if isinstance(x, T): x = value`` (``T`` a
+    builtin literal type, no ``elif`` / ``else``, nothing after the assignment in the block
+    binding ``x`` again) where ``x`` is a parameter of the function around it whose default
+    is a ``T`` literal (``charset='utf-8'`` … ``if isinstance(charset, str): charset =
+    Charset(charset)``): typed by its default, as pyright types it, ``x`` is always converted;
+    in the statements after the ``if`` in its block, up to one binding ``x`` again, it is the
+    value. Whether ``x`` is bound before the ``if`` is the caller's to check."""
+    if node.type != "if_statement" or node.child_by_field_name("alternative") is not None:
+        return None
+    cond, then = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+    args = cond.child_by_field_name("arguments") if cond is not None and cond.type == "call" else None
+    pair = args.named_children if args is not None and cond is not None else []
+    if cond is None or node_text(cond.child_by_field_name("function")) != "isinstance" or len(pair) != 2:
+        return None
+    literal = _LITERALS.get(node_text(pair[1]))
+    statements = then.named_children if then is not None else []
+    assign = statements[0] if statements and pair[0].type == "identifier" else None
+    if literal is None or assign is None or assign.type != "assignment":
+        return None
+    name, value = node_text(pair[0]), assign.child_by_field_name("right")
+    if node_text(assign.child_by_field_name("left")) != name or value is None or value.type != "call":
+        return None
+    if any(_rebinds(stmt, name) for stmt in statements[1:]):
+        return None
+    fn = node.parent
+    while fn is not None and fn.type not in ("function_definition", "lambda", "class_definition"):
+        fn = fn.parent
+    params = (
+        fn.child_by_field_name("parameters") if fn is not None and fn.type == "function_definition" else None
+    )
+    default = next(
+        (
+            p.child_by_field_name("value")
+            for p in (params.named_children if params is not None else [])
+            if p.type == "default_parameter" and node_text(p.child_by_field_name("name")) == name
+        ),
+        None,
+    )
+    if fn is None or default is None or not literal(default):
+        return None
+    after: list[Node] = []
+    sibling = node.next_named_sibling
+    while sibling is not None and not _rebinds(sibling, name):
+        after.append(sibling)
+        sibling = sibling.next_named_sibling
+    return (name, value, fn, after) if after else None
+
+
+def _string_prefix(node: Node) -> str | None:
+    """ "b" for a bytes literal, "" for a str one (``'…'``, ``f'…'``, ``r'…'``), None for
+    anything else."""
+    start = node.children[0] if node.type == "string" and node.children else None
+    if start is None or start.type != "string_start":
+        return None
+    return "b" if "b" in node_text(start).lower() else ""
+
+
+def _str_literal(node: Node) -> bool:
+    return _string_prefix(node) == ""
+
+
+def _bytes_literal(node: Node) -> bool:
+    return _string_prefix(node) == "b"
+
+
+def _int_literal(node: Node) -> bool:
+    return node.type == "integer"
+
+
+def _float_literal(node: Node) -> bool:
+    return node.type == "float"
+
+
+# the builtin type `isinstance` names → whether a default is a literal of it
+_LITERALS: dict[str, Callable[[Node], bool]] = {
+    "str": _str_literal,
+    "bytes": _bytes_literal,
+    "int": _int_literal,
+    "float": _float_literal,
+}
 
 
 def _none_guarded(function: Node | None, names: list[str]) -> set[str]:

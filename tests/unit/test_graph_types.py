@@ -551,6 +551,14 @@ def graph(code: str) -> Graph:
             "c.invoke",
             "Context.invoke",
         ),
+        # a parameter typed `str` by its default, converted by `if isinstance(x, str): x = C(x)`
+        # (`formataddr(pair, charset='utf-8')`): after it, in its block, a C
+        (
+            "def f(name, c='utf-8'):\n    if name:\n        if isinstance(c, str):\n"
+            "            c = Context(c)\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
         # a local holding a method read from an attribute (`fixname = self._fixname`,
         # `close_handler = self.target.close`): calling it calls that method
         (
@@ -929,6 +937,25 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "class P:\n    def __init__(self, t):\n        self.t = t\n    def run(self):\n"
             "        invoke = self.t.invoke\n        invoke()\n",
             "invoke()",
+        ),
+        # `if isinstance(x, str): x = C(x)`: the default no `str`, no default, bound before it,
+        # the use outside its block, a method a base may define
+        ("def f(c=1):\n    if isinstance(c, str):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, str):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        (
+            "def f(c='x'):\n    c = unknown()\n    if isinstance(c, str):\n        c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "def f(k, c='x'):\n    if k:\n        if isinstance(c, str):\n            c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class H(Sub):\n    def go(self, c='x'):\n        if isinstance(c, str):\n"
+            "            c = Context(c)\n        c.invoke()\n",
+            "c.invoke",
         ),
         # `cls` outside a class is a variable (a classmethod's is the class)
         ("def f(cls):\n    cls.invoke()\n", "cls.invoke"),
