@@ -11,7 +11,11 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
 * after ``assert isinstance(name, C)``, up to a statement that binds it again: a ``C``;
 * ``x = mod.var`` in a function (``root = logging.root``): what that module-level variable
   holds (a ``holds:`` reference edge; none when ``mod`` is a variable of the function);
-* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds.
+* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds;
+* ``fix = self._fix`` (a method the class defines), ``close = self.target.close``: calling
+  the local calls that method (``fix()``);
+* after ``if isinstance(x, str): x = C(x)`` of a parameter whose default is a ``str``
+  literal (so the test always holds): a ``C``.
 """
 
 from __future__ import annotations
