@@ -319,8 +319,11 @@ class Settings:
             # edge typed by the module's variable, `return self.x` / `return C.x` typed by
             # the class's attribute, a copy of a copy of an attribute marked in the scope
             # that binds it, `assert isinstance(x, C)` narrowing; 13: the same, merged —
-            # indexes built at 12 held only some of them), so old indexes rebuild.
-            "parser": "13",
+            # indexes built at 12 held only some of them; 14: Python chained assignments
+            # type every target, a parameter's `None` default replaced by `if x is None: x =
+            # value` (or `if not x:`) is typed as that value, a reference edge at such a
+            # guard's name), so old indexes rebuild.
+            "parser": "14",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

@@ -250,7 +250,8 @@ class BoundTypes:
             return None
         if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
             if edge.kind is not EdgeKind.CALL:
-                return sym if sym.kind in TYPE_KINDS else None  # `type[Foo]`, `maker = Foo`
+                # `type[Foo]`, `maker = Foo`; `fix = self._fix`: the method itself is called
+                return sym if sym.kind in TYPE_KINDS or sym.kind in CALLABLE_KINDS else None
             if sym.kind in CALLABLE_KINDS and sym.kind is not SymbolKind.CONSTRUCTOR:
                 return self.bound_type(sym.path, sym.qualified_name, RETURN + CALLED)  # `-> type[Foo]`
             return None  # a class called gives an instance, and calling that is `__call__`

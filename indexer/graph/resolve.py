@@ -326,7 +326,10 @@ class Resolver(BoundTypes, ModuleFinder):
         head, rest = names[0], names[1:]
         target: Target | None = None
         nxt = 1
-        if head in _SELF_WORDS.get(lang, _THIS) and rest:
+        # `cls` outside a class (`def loads(s, *, cls=None)`) is a variable like any other
+        plain_cls = head == "cls" and lang == "python"
+        plain_cls = plain_cls and self.enclosing_type(edge.path, edge.from_symbol) is None
+        if head in _SELF_WORDS.get(lang, _THIS) and rest and not plain_cls:
             cls = self.enclosing_type(edge.path, edge.from_symbol)
             # `self.x.m()` where the class types `x`, else a member of the class
             typed = cls is not None and len(rest) > 1 and not called[1]
@@ -339,7 +342,7 @@ class Resolver(BoundTypes, ModuleFinder):
             target = held or (self.member(cls, rest[0]) if cls is not None else None)
             target = self.result_on(cls, target) if called[1] else target
             nxt = 2
-        elif head == "cls" and not rest and lang == "python" and edge.kind is EdgeKind.CALL:
+        elif head == "cls" and not rest and not plain_cls and lang == "python" and edge.kind is EdgeKind.CALL:
             target = self.enclosing_type(edge.path, edge.from_symbol)  # `cls(…)` in a classmethod
         elif head == "Self" and not rest and lang == "rust":
             target = self.self_type(edge.path, edge.from_symbol)  # `-> Self` in an impl
@@ -355,8 +358,9 @@ class Resolver(BoundTypes, ModuleFinder):
             and (made_by := self.class_called(edge.path, edge.from_symbol, head))
         ):
             # `k(…)` / `k().m` where `k` holds a class (`k: type[Foo]`, `k = f()` with
-            # `f() -> type[Foo]`): that class is called
+            # `f() -> type[Foo]`) or a method (`fix = self._fix`): that is called
             target = made_by[0]
+            target = self.result_of(target) if rest and called[0] else target
         elif (
             lang == "kotlin"
             and call

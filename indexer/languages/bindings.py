@@ -15,12 +15,16 @@ it in its scope says the same thing —
 * an unannotated parameter's default, as pyright infers it (``c=Context()``,
   ``c=make()``, a module-level variable written as a name, here or imported:
   ``policy=compat32``, a ``holds:`` mark): what that value is — ``None``, anything
-  else, or any default in a method of a class with bases (pyright takes a base
-  method's annotation first) types nothing;
+  else, or any default in a method of a class with bases that may define the method
+  (pyright takes a base method's annotation first; bases of the same module that do not
+  define it, up to ``object``, are no such bases) types nothing; a ``None`` default
+  replaced by a guard (``if x is None: x = value`` or ``if not x:``, every other read of
+  ``x`` after it in its block) is typed as ``x=value`` would be;
 * a parameter converted by a guard at the top of the body (``if not isinstance(x,
   C): x = C(x)``, no ``else``, no ``x.m`` before it): the conversion's ``C``;
 * a copy of a typed name of the same scope (``self.ctx = ctx``, ``x = c``): what
   that name is (a value of the declared type, which does not win over other values);
+  each target of a chained assignment (``a = b = f()``) holds the value;
 * ``x = cast(Foo, v)``: a ``Foo`` value;
 * a loop variable (``for p in …`` or a comprehension's clause) over a call whose
   return annotation says its items (``-> list[Foo]``, ``Iterator[Foo]``,

@@ -33,12 +33,17 @@
   name: (identifier) @_param
   value: (identifier) @ref
   (#not-eq? @_param @ref))
-; a function's `root = logging.root`: the module-level variable it reads types the target
+; a function's `root = logging.root`: the module-level variable it reads types the target;
+; `close = self.target.close` / `fix = self._fix`: calling the target calls that method
 ; (edges.py keeps the edge only where the binder marks it: not when `logging` is a local)
 (assignment
   left: (identifier)
-  right: (attribute object: (identifier) @_held_object) @held
-  (#not-eq? @_held_object "self"))
+  right: (attribute) @held)
+; a parameter's `None` default replaced (`if cls is None: cls = JSONEncoder`): what the name
+; holds, or the class calling it makes (edges.py keeps the edge only where the binder marks it)
+(if_statement
+  condition: [(comparison_operator . (identifier) . (none) .) (not_operator argument: (identifier))]
+  consequence: (block . (assignment left: (identifier) right: (identifier) @held)))
 ; a method's `return self`: it returns its receiver (`with Session() as s` holds a Session)
 (return_statement (identifier) @ref (#eq? @ref "self"))
 ; a forward reference written as a string (`-> "Context"`, `Optional["m.Context"]`): the

@@ -11,7 +11,11 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
 * after ``assert isinstance(name, C)``, up to a statement that binds it again: a ``C``;
 * ``x = mod.var`` in a function (``root = logging.root``): what that module-level variable
   holds (a ``holds:`` reference edge; none when ``mod`` is a variable of the function);
-* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds.
+* ``return self.x`` / ``return C.x`` (``x = C.x``): what the class's attribute holds;
+* ``fix = self._fix`` (a method the class defines), ``close = self.target.close``: calling
+  the local calls that method (``fix()``);
+* after ``if isinstance(x, str): x = C(x)`` of a parameter whose default is a ``str``
+  literal (so the test always holds): a ``C``.
 """
 
 from __future__ import annotations
@@ -48,15 +52,17 @@ from .bindings import (
     compiled_query,
     narrowed_name,
 )
-from .python_narrowing import _asserted, _identifiers_below, _isinstance_tests, _rebinds
+from .python_narrowing import _asserted, _converted, _identifiers_below, _isinstance_tests, _rebinds
 from .python_statements import (
     Bind,
+    TopClasses,
     _assignment,
     _attribute_held,
     _loop,
     _names,
     _parameters,
     _value_binding,
+    _where,
     _with,
 )
 from .python_types import (
@@ -116,6 +122,11 @@ def python_marks(
     spots: dict[str, list[int]] = defaultdict(list)  # a name → where targets binding it start
     functions: list[tuple[int, int, Point, Point]] = []  # every def, lambda and class (bytes, points)
     asserted: list[Region] = []  # after `assert isinstance(x, C)`: x is a C
+    tops: TopClasses = {}  # the file's top-level classes by name, as methods' defaults look them up
+    methods_read: list[tuple[str, str, Node]] = []  # `fix = self._fix`: (scope, `fix`, `self._fix`)
+    methods: set[tuple[str, str]] = set()  # (class, name) of each method a class body defines
+    # `if isinstance(x, str): x = C(x)` of a parameter `x='…'`: (scope, the `if`, what it reads)
+    conversions: list[tuple[str, Node, tuple[str, Node, Node, list[Node]]]] = []
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -166,6 +177,9 @@ def python_marks(
         elif capture == "assign":
             scope = scope_of(node)
             _assignment(node, scope, bind, classes)
+            bound_method = _self_member(node, scope, classes)
+            if bound_method is not None:
+                methods_read.append(bound_method)
             left = node.child_by_field_name("left")
             if scope and scope not in classes and left is not None and left.type == "identifier":
                 bound, bound_name = last.get(left.start_byte, (_UNKNOWN, ""))
@@ -176,11 +190,14 @@ def python_marks(
         elif capture == "with":
             _with(node, scope_of(node), bind)
         elif capture == "params":
-            _parameters(node, scope_of(node), bind)
+            _parameters(node, scope_of(node), bind, tops)
         elif capture == "def":
             name = node.child_by_field_name("name")
             if name is not None:
                 bind(_outer_scope(node, at), name, _DEFINED)
+                owner, _, own = scope_of(node).rpartition(".")
+                if owner in classes and own == node_text(name):
+                    methods.add((owner, own))
             ret = node.child_by_field_name("return_type")
             scope = scope_of(node)
             if ret is not None and _own_scope(scope, name):
@@ -194,6 +211,13 @@ def python_marks(
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     narrowings.append((block, tested, narrowed))
+                conversion = (
+                    _converted(node)
+                    if "isinstance" in node_text(node.child_by_field_name("condition"))
+                    else None
+                )
+                if conversion is not None:
+                    conversions.append((scope, node, conversion))
         elif capture == "assert":
             scope = scope_of(node)
             if scope and scope not in classes:
@@ -221,6 +245,7 @@ def python_marks(
     _unshadowed(found, classes)
     # the straight-line flow of `x = a.b` too: none where `a` is a variable of the function
     assigned = [(sc, n, name, b) for sc, n, name, b in assigned if not _reads_a_variable(found, sc, b)]
+    _called_methods(found, lazy, methods_read, methods)
     _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
     regions = [
@@ -228,6 +253,7 @@ def python_marks(
         for b, tested, narrowed in narrowings
     ]
     regions += asserted
+    regions += _conversions(conversions, found, spots)
     regions += _assigned_regions(assigned, found, spots, sorted(functions))
     marks = _decide(found, elsewhere)
     for start, end, tested, narrowed, nested in regions:
@@ -237,9 +263,63 @@ def python_marks(
     return marks
 
 
+def _conversions(
+    conversions: list[tuple[str, Node, tuple[str, Node, Node, list[Node]]]],
+    found: Found,
+    spots: dict[str, list[int]],
+) -> list[Region]:
+    """After ``if isinstance(x, str): x = C(x)`` converting a parameter whose default is a
+    ``str`` (see :func:`.python_narrowing._converted`): ``x`` is a ``C`` — unless the function
+    binds ``x`` before the ``if`` (then it need not be the parameter's string) or is a
+    method a base may define (see :func:`.python_statements._where`)."""
+    out: list[Region] = []
+    for scope, node, (name, value, fn, after) in conversions:
+        body = fn.child_by_field_name("body")
+        if body is None or any(body.start_byte <= at < node.start_byte for at in spots.get(name, [])):
+            continue
+        if _where(fn) == "derived":
+            continue  # pyright types the parameter by a base's method first
+        narrowed = narrowed_name(name, node.start_point)
+        found[("local", scope, narrowed)].append(_value_binding(value))
+        nested = [f for stmt in after for f in _nested_functions(stmt)]
+        out.append((_point(node.end_point), _point(after[-1].end_point), name, narrowed, nested))
+    return out
+
+
+def _self_member(node: Node, scope: str, classes: Collection[str]) -> tuple[str, str, Node] | None:
+    """``(scope, x, self.m)`` for a method's ``x = self.m``, else None."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or left.type != "identifier" or right.type != "attribute":
+        return None
+    obj = right.child_by_field_name("object")
+    if obj is None or node_text(obj) != "self":
+        return None
+    owner = scope.rpartition(".")[0]
+    return (scope, node_text(left), right) if scope not in classes and owner in classes else None
+
+
+def _called_methods(
+    found: Found, lazy: Found, methods_read: list[tuple[str, str, Node]], methods: set[tuple[str, str]]
+) -> None:
+    """``fix = self._fix`` where the class defines ``_fix`` as a method and binds no
+    attribute of that name: calling ``fix`` calls that method (a reference edge at
+    ``self._fix``), not what an attribute ``_fix`` holds."""
+    for scope, name, right in methods_read:
+        attr = right.child_by_field_name("attribute")
+        owner = scope.rpartition(".")[0]
+        member = node_text(attr) if attr is not None else ""
+        bound = found.get(("attr", owner, member), [])  # its `def` (or nothing), else an attribute
+        if attr is None or (owner, member) not in methods or any(b is not _DEFINED for b in bound):
+            continue
+        calls = lazy.get(("local", scope, name + CALLED), [])
+        for i, b in enumerate(calls):
+            if b.how == "copy" and b.node is not None and b.node.start_byte == attr.start_byte:
+                calls[i] = _Binding("ref", right)
+
+
 def _keep_derived(found: Found, lazy: Found, called: Collection[str]) -> None:
     """Into ``found``, the ``name()`` / ``name{}`` bindings worth deciding: those that state a
-    class (an annotation, a class alias), a call's result for a name that is called, and
+    class (an annotation, a class alias, a guard's name), a call's result for a name that is called, and
     copies of a kept one (``self.k = k``: only when ``k()`` is kept). A binding of the name
     that says nothing of them makes them untyped (one untyped binding stands for all)."""
     copies: Found = {}
@@ -248,7 +328,7 @@ def _keep_derived(found: Found, lazy: Found, called: Collection[str]) -> None:
         if len(bindings) < len(found.get((kind, where, base), ())):
             bindings.append(_UNKNOWN)  # another binding of the name states nothing of it
         spelled = f"self.{base}" if kind == "attr" else base
-        if any(b.how in ("ann", "val") for b in bindings) or (derived.endswith(CALLED) and spelled in called):
+        if any(b.how in _STATING for b in bindings) or (derived.endswith(CALLED) and spelled in called):
             found[(kind, where, derived)] = bindings
         elif any(b.how == "copy" for b in bindings):
             copies[(kind, where, derived)] = bindings
@@ -259,6 +339,11 @@ def _keep_derived(found: Found, lazy: Found, called: Collection[str]) -> None:
             if any(b.how == "copy" and _source(b) in found for b in bindings):
                 found[key] = copies.pop(key)
                 kept = True
+
+
+# bindings that may state a class: an annotation, a class alias, a name a `None` default's
+# guard puts in (`if cls is None: cls = JSONEncoder`)
+_STATING = frozenset({"ann", "val", "holds"})
 
 
 def _source(b: _Binding) -> tuple[str, str, str]:

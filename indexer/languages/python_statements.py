@@ -19,7 +19,7 @@ from .bindings import (
     _Binding,
     annotated,
 )
-from .python_narrowing import _guarded
+from .python_narrowing import _guarded, _none_guard, _none_guarded
 from .python_types import (
     _callee,
     _class_of,
@@ -82,8 +82,11 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         items, values = annotated_items(_item_type(declared)), annotated(_value_type(declared))
         bind(scope, left, _UNKNOWN, items, values=values)
         return
+    right = node.child_by_field_name("right")
+    while right is not None and right.type == "assignment":  # `a = b = f()`: each target holds f()
+        right = right.child_by_field_name("right")
     if left.type not in ("identifier", "attribute"):
-        callee = _callee(node.child_by_field_name("right"))
+        callee = _callee(right)
         targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else []
         if callee is not None and targets and all(t.type == "identifier" for t in targets):
             for i, target in enumerate(targets):  # `a, b = f()`: the parts of f's `-> tuple[A, B]`
@@ -91,7 +94,6 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
             return
         bind(scope, left, _UNKNOWN)  # other unpacking: nothing typed
         return
-    right = node.child_by_field_name("right")
     top = node.parent is not None and node.parent.type == "module"
     named = right is not None and right.type in ("identifier", "attribute") and _dotted(right)
     if top and left.type == "identifier" and named and right is not None:
@@ -100,6 +102,12 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
     if scope in classes and left.type == "identifier" and named and right is not None:
         # a class body's `maker = Foo`: the class Foo (a reference edge); calling it makes a Foo
         bind(scope, left, _Binding("val", right), call=_Binding("val", right))
+        return
+    if scope and right is not None and right.type == "identifier" and _replaces_a_default(node):
+        # `if cls is None: cls = JSONEncoder`, a parameter's `None` default replaced: what the
+        # name holds (a module's variable, as `cls=name` would), or the class calling it makes
+        replaced = _Binding("holds", right)
+        bind(scope, left, replaced, call=replaced)
         return
     if scope and right is not None and right.type == "identifier" and node_text(right) != "self":
         # `self.ctx = ctx`: what `ctx` is here, its items and what calling it gives what `ctx`'s are
@@ -121,6 +129,11 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
         bind(scope, left, looked_up)
         return
+    if scope and left.type == "identifier" and _method_read(right):
+        # `close = self.target.close`: calling `close` calls what the attribute names (a
+        # reference edge, kept when `close` is called)
+        bind(scope, left, _UNKNOWN, call=_Binding("ref", right))
+        return
     value = _value_binding(right)
     bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
 
@@ -141,6 +154,14 @@ def _attribute_held(value: Node | None, scope: str, classes: Collection[str]) ->
     if name == "self":
         return _Binding("copy", attr, "attr:" + owner) if scope and owner in classes else None
     return _Binding("copy", attr, "attr:" + name) if name in classes else None
+
+
+def _method_read(value: Node | None) -> bool:
+    """``a.b.m`` read from an attribute (``self.target.close``), not called."""
+    if value is None or value.type != "attribute":
+        return False
+    obj = value.child_by_field_name("object")
+    return obj is not None and obj.type == "attribute" and _dotted(value)
 
 
 def _read_from_a_name(value: Node) -> bool:
@@ -266,9 +287,23 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
     return _UNKNOWN
 
 
-def _parameters(params: Node, scope: str, bind: Bind) -> None:
+def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = None) -> None:
+    """What a function's parameters bind; ``tops``: the file's top-level classes looked up so
+    far (by name), shared by its functions."""
     guarded = _guarded(params.parent)
-    where = _where(params.parent)
+    # only a default needs it (a method of a derived class looks at its bases)
+    defaults = any(p.type == "default_parameter" for p in params.named_children)
+    where = _where(params.parent, tops) if defaults else ""
+    nones = [
+        node_text(name)
+        for p in params.named_children
+        if p.type == "default_parameter"
+        and (value := p.child_by_field_name("value")) is not None
+        and value.type == "none"
+        and (name := p.child_by_field_name("name")) is not None
+    ]
+    # `x=None` replaced by `if x is None: x = value`: as if `value` were the default
+    replaced = _none_guarded(params.parent, nones) if nones and where != "derived" else set()
     for p in params.named_children:
         if p.type == "identifier":
             if node_text(p) not in guarded:
@@ -288,11 +323,44 @@ def _parameters(params: Node, scope: str, bind: Bind) -> None:
             bind(scope, name, annotated(target), items, made, values)
         elif p.type == "default_parameter":
             name = p.child_by_field_name("name")
-            if name is not None:
+            if name is not None and node_text(name) in replaced:
+                bind(scope, name, _NONE, call=_NONE)  # the guard's value alone types it
+            elif name is not None:
                 value = p.child_by_field_name("value")
                 bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
+
+
+def _replaces_a_default(assign: Node) -> bool:
+    """Whether ``assign`` is the guard ``if x is None: x = name`` of a parameter ``x=None`` of a
+    function at the top of the module (or a method of a class there without bases): the
+    names its defaults see are the module's (see :func:`_default_binding`)."""
+    wrapped = assign.parent is not None and assign.parent.type == "expression_statement"
+    statement = assign.parent if wrapped and assign.parent is not None else assign
+    block = statement.parent
+    guard = block.parent if block is not None and block.named_children[0] == statement else None
+    if guard is None or guard.type != "if_statement":
+        return False
+    name = _none_guard(guard)
+    fn = guard.parent
+    while fn is not None and fn.type not in _SCOPES:
+        fn = fn.parent
+    if name is None or fn is None or fn.type != "function_definition" or _where(fn) != "top":
+        return False
+    params = fn.child_by_field_name("parameters")
+    defaults = params.named_children if params is not None else []
+    none = any(
+        p.type == "default_parameter"
+        and node_text(p.child_by_field_name("name")) == name
+        and (v := p.child_by_field_name("value")) is not None
+        and v.type == "none"
+        for p in defaults
+    )
+    return none and name in _none_guarded(fn, [name])
+
+
+_SCOPES = frozenset({"function_definition", "lambda", "class_definition"})
 
 
 def _default_binding(value: Node | None, top: bool) -> _Binding:
@@ -309,12 +377,13 @@ def _default_binding(value: Node | None, top: bool) -> _Binding:
     return b if b.how in ("call", "val") else _UNKNOWN
 
 
-def _where(function: Node | None) -> str:
+def _where(function: Node | None, tops: TopClasses | None = None) -> str:
     """Where a ``def`` is, for its defaults: "top" (a statement of the module, or a method of
     a class at the module's top: the names its defaults see are the module's and that
-    class's), "derived" (a method of a class with bases: pyright gives an unannotated
-    parameter the annotation of a base's method of the same name first, which may be in
-    any file), "" (nested in a function or another class)."""
+    class's), "derived" (a method of a class with bases that may define it: pyright gives
+    an unannotated parameter the annotation of a base's method of the same name first,
+    which may be in any file; bases of this module that do not define it, nor theirs, are
+    no such bases), "" (nested in a function or another class)."""
     parent = function.parent if function is not None else None
     if parent is not None and parent.type == "decorated_definition":
         parent = parent.parent
@@ -322,6 +391,79 @@ def _where(function: Node | None) -> str:
         cls = parent.parent
         if cls.type != "class_definition" or _where(cls) != "top":
             return ""
-        bases = cls.child_by_field_name("superclasses")
-        return "derived" if bases is not None and bases.named_child_count else "top"
+        name = function.child_by_field_name("name") if function is not None else None
+        method = node_text(name) if name is not None else ""
+        return "derived" if _overridable(cls, method, set(), {} if tops is None else tops) else "top"
     return "top" if parent is not None and parent.type == "module" else ""
+
+
+TopClasses = dict[str, Node | None]  # a file's top-level class of a name, or None
+
+
+def _overridable(cls: Node, method: str, seen: set[str], tops: TopClasses) -> bool:
+    """Whether a base of the top-level class ``cls`` may define ``method``: any base but a
+    class of this module bound once at its top (and ``object``), or one that binds the name
+    in its body, or whose bases may."""
+    bases = cls.child_by_field_name("superclasses")
+    for base in bases.named_children if bases is not None else []:
+        name = node_text(base) if base.type == "identifier" else ""
+        if name == "object":
+            continue
+        if name and name not in seen and name not in tops:
+            tops[name] = _top_class(cls, name)
+        found = tops.get(name) if name and name not in seen else None
+        if found is None or _binds(found, method) or _overridable(found, method, seen | {name}, tops):
+            return True
+    return False
+
+
+def _top_class(cls: Node, name: str) -> Node | None:
+    """The class ``name`` names at the top of ``cls``'s module, when that ``class`` is the one
+    statement there that defines or mentions it (an assignment, an import, a branch may
+    bind it: then None)."""
+    module = cls.parent
+    if module is not None and module.type == "decorated_definition":
+        module = module.parent
+    found: list[Node] = []
+    star = -1  # where the last `from m import *` starts: it may bind any name
+    for stmt in module.named_children if module is not None else []:
+        node = stmt.child_by_field_name("definition") if stmt.type == "decorated_definition" else stmt
+        if node is None:
+            continue
+        if node.type in ("class_definition", "function_definition"):
+            if node_text(node.child_by_field_name("name")) == name:
+                found.append(node)
+        elif node.type == "import_from_statement" and any(c.type == "wildcard_import" for c in node.children):
+            star = node.start_byte
+        elif _may_bind(node, name):
+            found.append(node)
+    one = found[0] if len(found) == 1 and found[0].type == "class_definition" else None
+    return one if one is not None and star < one.start_byte else None
+
+
+def _may_bind(stmt: Node, name: str) -> bool:
+    """Whether a module's statement (not a ``def`` / ``class``) may bind ``name``: an
+    assignment or an import that does, any other statement that mentions it (a branch, a
+    ``try``, a walrus…); an expression statement never does."""
+    inner = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else stmt
+    if inner.type in ("comment", "string", "call") or name not in node_text(inner):
+        return False
+    if inner.type in ("assignment", "augmented_assignment"):
+        left = inner.child_by_field_name("left")
+        right = inner.child_by_field_name("right")
+        nested = right is not None and right.type == "assignment" and _may_bind(right, name)
+        return nested or (left is not None and name in _names(left))
+    if inner.type in ("import_statement", "import_from_statement"):
+        for item in inner.children_by_field_name("name"):
+            alias = item.child_by_field_name("alias") if item.type == "aliased_import" else None
+            first = alias or (item.named_children[0] if item.type == "dotted_name" else item)
+            if node_text(first) == name:
+                return True
+        return False
+    return True
+
+
+def _binds(cls: Node, name: str) -> bool:
+    """Whether a class body binds ``name`` (a method, an attribute, an import…)."""
+    body = cls.child_by_field_name("body")
+    return body is not None and name in node_text(body)

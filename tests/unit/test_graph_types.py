@@ -484,6 +484,115 @@ def graph(code: str) -> Graph:
             "self.make",
             "make",
         ),
+        # a chained assignment: every target holds the value (`self.headers = self.msg = f()`)
+        ("def f():\n    a = b = Context()\n    a.invoke()\n", "a.invoke", "Context.invoke"),
+        ("def f():\n    a = b = make()\n    b.invoke()\n", "b.invoke", "Context.invoke"),
+        (
+            "class H:\n    def __init__(self):\n        self.c = self._c = Context()\n"
+            "    def go(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c: Context):\n    a = b = c\n    a.invoke()\n",
+            "a.invoke",
+            "Context.invoke",
+        ),
+        # a parameter's `None` default replaced by `if x is None: x = value` (as `x=value`):
+        # a call's result, a module's variable, a class called (`cls=None` … `cls = JSONEncoder`)
+        (
+            "def f(c=None):\n    if c is None:\n        c = Context()\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(k, c=None):\n    if k:\n        return\n    else:\n        if c is None:\n"
+            "            c = make()\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c=None):\n    if c is None:\n        c = default_context\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(cls=None):\n    if cls is None:\n        cls = Context\n    return cls(k=1).invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c=None):\n    if not c:\n        c = default_context\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (  # a guard's class copied into an attribute, called there (`self._factory(tag, attrs)`)
+            "class P:\n    def __init__(self, factory=None):\n        if factory is None:\n"
+            "            factory = Context\n        self._factory = factory\n    def go(self):\n"
+            "        self._factory().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (  # more in the guard's block; an import's dotted path naming the parameter before it
+            "def f(cookiejar=None):\n    import email.cookiejar\n    if cookiejar is None:\n"
+            "        cookiejar = Context()\n        k = 1\n    cookiejar.invoke()\n",
+            "cookiejar.invoke",
+            "Context.invoke",
+        ),
+        (  # a method of a class whose bases (of this module, to `object`) do not define it
+            "class Base(object):\n    def go(self): ...\nclass Mid(Base): ...\nclass H(Mid):\n"
+            "    def __init__(self, jar=None):\n        if jar is None:\n            jar = Context()\n"
+            "        self.jar = jar\n    def use(self):\n        self.jar.invoke()\n",
+            "self.jar.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class Base:\n    pass\nclass H(Base):\n    def go(self, c=make()):\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a parameter typed `str` by its default, converted by `if isinstance(x, str): x = C(x)`
+        # (`formataddr(pair, charset='utf-8')`): after it, in its block, a C
+        (
+            "def f(name, c='utf-8'):\n    if name:\n        if isinstance(c, str):\n"
+            "            c = Context(c)\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a local holding a method read from an attribute (`fixname = self._fixname`,
+        # `close_handler = self.target.close`): calling it calls that method
+        (
+            "class P:\n    'a docstring'\n    def _fix(self, t):\n        return t\n    def go(self, t):\n"
+            "        fix = self._fix\n        fix(t)\n",
+            "fix(t)",
+            "P._fix",
+        ),
+        (
+            "class T:\n    def close(self) -> Context: ...\nclass P:\n    def __init__(self):\n"
+            "        self.t = T()\n    def done(self):\n        close = self.t.close\n        close()\n",
+            "close()",
+            "T.close",
+        ),
+        (
+            "class T:\n    def close(self) -> Context: ...\nclass P:\n    def __init__(self):\n"
+            "        self.t = T()\n    def done(self):\n        close = self.t.close\n"
+            "        return close()\n    def go(self):\n        self.done().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (  # tested against `None` before the guard: not read (`json.loads`)
+            "def f(k, cls=None):\n    if cls is None and k:\n        return\n    if cls is None:\n"
+            "        cls = Context\n    cls().invoke()\n",
+            "invoke",
+            "Context.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, target=None):\n        if target is None:\n"
+            "            target = Context()\n        self.target = self._target = target\n"
+            "    def go(self):\n        self.target.invoke()\n",
+            "self.target.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -763,6 +872,93 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def mk():\n    def inner():\n        return Context()\n    return inner\nmk().invoke()\n",
             "invoke",
         ),
+        # a chained assignment of an unstated value, or a target bound again to another class
+        ("def f():\n    a = b = unknown()\n    a.invoke()\n", "a.invoke"),
+        ("def f(k):\n    a = b = Context()\n    if k:\n        a = Plain()\n    a.invoke()\n", "a.invoke"),
+        # `if x is None: x = value`: a read before it or outside its block, another value
+        # after it, a method of a class with bases, `if x == 0`, a name in a nested function
+        ("def f(c=None):\n    c.invoke()\n    if c is None:\n        c = Context()\n", "c.invoke"),
+        (
+            "def f(k, c=None):\n    if k:\n        if c is None:\n            c = Context()\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, t=None):\n        self.t = t\n        if t is None:\n"
+            "            t = Context()\n    def go(self):\n        self.t.invoke()\n",
+            "self.t.invoke",
+        ),
+        (
+            "def f(k, c=None):\n    if c is None:\n        c = Context()\n    if k:\n        c = Plain()\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class H(Sub):\n    def go(self, c=None):\n        if c is None:\n            c = Context()\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        # a base of this module that defines the method (or mentions its name), a base bound
+        # twice, a `from m import *` after the base (it may bind the name again)
+        (
+            "class Base:\n    def go(self, c): ...\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base:\n    go = None\nclass Mid(Base): ...\nclass H(Mid):\n"
+            "    def go(self, c=Context()):\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base: ...\nBase = unknown()\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class Base: ...\nfrom models import *\nclass H(Base):\n    def go(self, c=Context()):\n"
+            "        c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "def outer():\n    def f(cls=None):\n        if cls is None:\n            cls = Context\n"
+            "        cls().invoke()\n    return f\n",
+            "invoke",
+        ),
+        # a method read into a local where the class also binds an attribute of its name, or
+        # from an attribute whose type is not stated
+        (
+            "class P:\n    def __init__(self):\n        self.go = unknown()\n    def go(self): ...\n"
+            "    def run(self):\n        invoke = self.go\n        invoke()\n",
+            "invoke()",
+        ),
+        (
+            "class P:\n    def __init__(self, t):\n        self.t = t\n    def run(self):\n"
+            "        invoke = self.t.invoke\n        invoke()\n",
+            "invoke()",
+        ),
+        # `if isinstance(x, str): x = C(x)`: the default no `str`, no default, bound before it,
+        # the use outside its block, a method a base may define
+        ("def f(c=1):\n    if isinstance(c, str):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        ("def f(c):\n    if isinstance(c, str):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        (
+            "def f(c='x'):\n    c = unknown()\n    if isinstance(c, str):\n        c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "def f(k, c='x'):\n    if k:\n        if isinstance(c, str):\n            c = Context(c)\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class H(Sub):\n    def go(self, c='x'):\n        if isinstance(c, str):\n"
+            "            c = Context(c)\n        c.invoke()\n",
+            "c.invoke",
+        ),
+        # `cls` outside a class is a variable (a classmethod's is the class)
+        ("def f(cls):\n    cls.invoke()\n", "cls.invoke"),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
