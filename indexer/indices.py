@@ -28,6 +28,8 @@ os.environ.setdefault(CENTROIDS_ENV, "false")
 VECTORS_PER_PARTITION = 25_000
 # HNSW graph effort of the fast tier's index (lancedb's default, the main index's: 300).
 FAST_EF_CONSTRUCTION = 150
+# A static model's ids (``StaticEmbedder.model_id``) start so.
+STATIC_PREFIX = "static:"
 
 
 def ensure_indices(store: Store) -> None:
@@ -86,12 +88,15 @@ def ensure_vector_index(store: Store, min_rows: int, *, fast: bool = False) -> b
 
     started = time.perf_counter()
     partitions = max(1, rows // VECTORS_PER_PARTITION)
-    # The fast tier's index is built while MiniLM waits to start (and saves for the
-    # writer): half the graph-building effort builds it in 71 s instead of 118 s at
-    # 102k static vectors (load ~7), recall@10 0.953 against 0.963.
+    # Static vectors (the fast tier's, or a static main model's): half the graph-building
+    # effort builds the fast tier's index in 71 s instead of 118 s at 102k static vectors
+    # (load ~7), recall@10 0.953 against 0.963 — the fast tier's is built while MiniLM
+    # waits to start, a static main model's at the end of a run that is all text speed.
+    meta = store.read_meta() if not fast else None
+    static = fast or (meta is not None and meta.model_id.startswith(STATIC_PREFIX))
     config = (
         HnswSq(distance_type="cosine", num_partitions=partitions, ef_construction=FAST_EF_CONSTRUCTION)
-        if fast
+        if static
         else HnswSq(distance_type="cosine", num_partitions=partitions)
     )
     what = "the fast tier's vector index" if fast else "the vector index"

@@ -255,3 +255,34 @@ def test_reading_a_vector_index_ahead_leaves_every_vector_answer_as_it_was(
     assert not has_vector_index(store)
     future = store.warm_vector_index()
     assert future is not None and future.result(timeout=60) is None
+
+
+@pytest.mark.parametrize(("model", "effort"), [("all-MiniLM-L6-v2-static", 150), ("", None)])
+def test_static_vectors_are_indexed_with_the_fast_tiers_graph_effort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, effort: int | None
+) -> None:
+    """A static main model's approximate index is built with the fast tier's HNSW effort
+    (half the default: at the end of a run that is otherwise all text speed); MiniLM's with
+    lancedb's default."""
+    import lancedb.index
+
+    from codesift.indexer.indices import FAST_EF_CONSTRUCTION
+
+    made: list[int | None] = []
+    real = lancedb.index.HnswSq
+
+    def recording(**kwargs: object) -> object:
+        made.append(kwargs.get("ef_construction"))  # type: ignore[arg-type]
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lancedb.index, "HnswSq", recording)
+    root = write_workspace(tmp_path / "ws")
+    overrides: dict[str, dict[str, object]] = {"index": {"vector_index_rows": 4}}
+    if model:
+        overrides["embed"] = {"model": model, "fast_tier": False}
+    else:
+        overrides["embed"] = {"fast_tier": False}
+    settings = load_settings(root, overrides)
+    index_workspace(root, settings, embedder=make_embedder(settings.embed))
+    assert has_vector_index(open_store(root, settings))
+    assert made == [effort] and (effort is None or effort == FAST_EF_CONSTRUCTION)
