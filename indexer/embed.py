@@ -40,6 +40,7 @@ from . import onnx_cache
 from .errors import EmbedError
 from .heap import drop_file_pages
 from .models import bundled_model_dir
+from .process import cores
 from .settings import EmbedSettings
 from .static_embed import STATIC_DIMENSIONS, STATIC_MODEL, StaticEmbedder, is_static_model_dir
 
@@ -284,14 +285,6 @@ def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _cpu_count() -> int:
-    # Cores this process may run on; os.cpu_count() counts the whole machine.
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 class OnnxEmbedder:
     """The bundled model (or any export with the same inputs) on onnxruntime.
 
@@ -318,7 +311,7 @@ class OnnxEmbedder:
         wanted = max(1, settings.max_tokens)
         self.max_tokens = min(wanted, limit) if limit else wanted
         self.batch_size = max(1, settings.batch_size)
-        self.threads = settings.threads or _cpu_count()
+        self.threads = settings.threads or cores()
         self._load_lock = threading.Lock()
         self._tokenize_lock = threading.Lock()
         self._session: Any = None

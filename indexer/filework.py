@@ -12,8 +12,6 @@ import dataclasses
 import logging
 import multiprocessing
 import os
-import threading
-import time
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -37,6 +35,7 @@ from .model import (
     embedding_text,
 )
 from .parse import parse_file
+from .process import cores, exit_with_parent
 from .settings import Settings
 from .source import read_source
 
@@ -57,8 +56,6 @@ PARALLEL_MIN_FILES = 256
 # waiting to be written stay a small part of memory.
 TASK_FILES = 16
 AHEAD_FILES = 512
-# How often a worker looks whether the indexing process is still there.
-PARENT_CHECK_S = 1.0
 
 
 def process_file(entry: WalkEntry, known_hash: str, settings: Settings, project: str) -> FileWrite | None:
@@ -117,7 +114,7 @@ def parse_workers(settings: Settings, files: int) -> int:
     or more; none for 1, or below ``PARALLEL_MIN_FILES`` files."""
     if files < PARALLEL_MIN_FILES:
         return 0
-    wanted = settings.index.parse_workers or _cores()
+    wanted = settings.index.parse_workers or cores()
     return wanted if wanted >= 2 else 0
 
 
@@ -211,9 +208,9 @@ def _start_worker(settings: Settings, project: str, indexer: int, embed: bool) -
     root = logging.getLogger()
     root.handlers[:] = [_Kept(logging.WARNING)]
     root.setLevel(logging.WARNING)
-    # the indexer's pid as it gave it: one killed while this worker started has made
-    # init (or a subreaper) the parent already
-    threading.Thread(target=_exit_with, args=(indexer,), name="parent-watch", daemon=True).start()
+    # a worker holds both ends of its task queue and would wait on it for ever once the
+    # indexer is killed hard (its pool never shut down)
+    exit_with_parent(indexer, 1)
 
 
 def _by_fields(obj: Any) -> tuple[type, tuple[object, ...]]:
@@ -229,14 +226,6 @@ def _by_fields(obj: Any) -> tuple[type, tuple[object, ...]]:
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _exit_with(parent: int) -> None:
-    """End this worker once the indexing process is gone (killed hard, its pool never shut
-    down): a worker holds its task queue's both ends, so it would wait on it for ever."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_S)
-    os._exit(1)
 
 
 def _parse_task(task: list[tuple[WalkEntry, str]]) -> _Answer:
@@ -266,11 +255,3 @@ def _embedded(writes: list[FileWrite | None]) -> tuple[Vectors | None, _Rows]:
     except EmbedError as exc:
         log.warning("a parse worker could not embed its files' chunks; the indexer will: %s", exc)
         return None, [[] for _ in writes]
-
-
-def _cores() -> int:
-    """Cores this process may run on (os.cpu_count() counts the whole machine)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return 1

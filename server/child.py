@@ -16,7 +16,6 @@ import multiprocessing
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from codesift.indexer.embed import make_embedder
 from codesift.indexer.errors import CodesiftError
 from codesift.indexer.freshen import embed_vectors
 from codesift.indexer.model import IndexReport
+from codesift.indexer.process import exit_with_parent
 from codesift.indexer.progress import Progress
 from codesift.indexer.settings import Settings
 from codesift.indexer.static_embed import StaticEmbedder
@@ -119,13 +119,6 @@ class _QueueHandler(logging.Handler):
         self._events.put(("log", (record.levelno, record.name, record.getMessage())))
 
 
-def _watch_parent(parent: int) -> None:
-    """Exit when the server is gone (killed): nobody is left to use the index run."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(3)
-
-
 def _child_main(
     root: Path,
     settings: Settings,
@@ -138,7 +131,7 @@ def _child_main(
     parent: int,
 ) -> None:
     limit_arenas_for_index_run()
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    exit_with_parent(parent, 3)  # nobody is left to use the index run once the server is gone
     # The server still ends this process with itself (daemonic on its side, the watch
     # above); here it may start the index run's parse workers, which a daemonic
     # process may not ("daemonic processes are not allowed to have children").

@@ -37,10 +37,10 @@ def test_parse_workers_one_per_core_on_a_large_run_none_on_a_small_one_or_when_s
         return Settings(index=IndexSettings(parse_workers=n))
 
     big, small = filework.PARALLEL_MIN_FILES, filework.PARALLEL_MIN_FILES - 1
-    monkeypatch.setattr(filework, "_cores", lambda: 2)
+    monkeypatch.setattr(filework, "cores", lambda: 2)
     assert filework.parse_workers(with_workers(0), big) == 2
     assert filework.parse_workers(with_workers(0), small) == 0
     assert filework.parse_workers(with_workers(1), big) == 0
     assert filework.parse_workers(with_workers(3), big) == 3
-    monkeypatch.setattr(filework, "_cores", lambda: 1)
+    monkeypatch.setattr(filework, "cores", lambda: 1)
     assert filework.parse_workers(with_workers(0), big) == 0
