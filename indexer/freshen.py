@@ -21,7 +21,7 @@ from pathlib import Path
 from .embed import Embedder
 from .errors import IndexMissingError
 from .filework import process_file
-from .indices import ensure_vector_index, needs_optimize
+from .indices import ensure_vector_index, fold_new_rows, needs_optimize
 from .model import FileRecord, FileWrite, embedding_text
 from .paths import index_path
 from .progress import Counters, ProgressFn, no_progress
@@ -226,6 +226,8 @@ def embed_vectors(
             embed_fast_pending(store, fast, progress=progress, cancel=cancel)
             if not (cancel and cancel.is_set()):  # before MiniLM's minutes: the static tier answers meanwhile
                 ensure_vector_index(store, settings.index.vector_index_rows, fast=True)
+        if not (cancel and cancel.is_set()):
+            fold_new_rows(store)
         done = embed_pending(
             store, embedder, settings, progress=progress, cancel=cancel, first=first, step=step_chunks
         )

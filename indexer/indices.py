@@ -112,14 +112,14 @@ def ensure_vector_index(store: Store, min_rows: int, *, fast: bool = False) -> b
     return True
 
 
-def needs_optimize(store: Store, unindexed_rows: int = 500, versions: int = 100) -> bool:
+def needs_optimize(store: Store, unindexed_rows: int = 500, versions: int | None = 100) -> bool:
     """Whether enough has changed since the last optimize to pay for one.
 
     New rows are searchable before they are folded into the FTS index, only
     slower, and a row whose vector is filled in is a new row too: BM25 scans
     the unindexed ones (~100 ms CPU for 5.6k rows on the stdlib, ~18 ms for the
     whole indexed 100k). An optimize of a 50k-chunk index takes seconds, so small
-    runs skip it until 500 rows or 100 versions pile up.
+    runs skip it until 500 rows or 100 versions pile up (``versions`` None: rows only).
     """
     try:
         chunks = store.table(CHUNKS)
@@ -127,7 +127,20 @@ def needs_optimize(store: Store, unindexed_rows: int = 500, versions: int = 100)
             stats = chunks.index_stats(idx.name)
             if stats is not None and stats.num_unindexed_rows >= unindexed_rows:
                 return True
-        return len(chunks.list_versions()) >= versions
+        return versions is not None and len(chunks.list_versions()) >= versions
     except (OSError, RuntimeError, ValueError) as exc:
         log.debug("cannot read index statistics, optimising: %s", exc)
         return True
+
+
+def fold_new_rows(store: Store) -> bool:
+    """Before a vectors phase: fold the rows waiting outside the indices into them
+    (an optimize) when enough wait. The text phase's new rows, and every row the fast
+    tier filled (LanceDB rewrites a row it updates), are otherwise scanned by every
+    search until the phase's first optimize ``OPTIMIZE_EVERY_VECTORS`` later: on a
+    102k-chunk index with 51k such rows BM25 took ~0.7 s p50, for minutes. Returns
+    whether it optimised."""
+    if not needs_optimize(store, versions=None):
+        return False
+    store.optimize()
+    return True

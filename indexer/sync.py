@@ -24,7 +24,7 @@ from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embe
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
 from .filework import parse_workers, processed
-from .indices import ensure_indices, ensure_vector_index, needs_optimize
+from .indices import ensure_indices, ensure_vector_index, fold_new_rows, needs_optimize
 from .lease import DEFAULT_LEASE_S, Lease
 from .locate import index_exists_at
 from .locks import try_flock
@@ -270,6 +270,9 @@ def index_workspace(
 
         if embed and not cancel.is_set():
             t = time.perf_counter()
+            if fold_new_rows(store):
+                counters.phases["optimize"] = time.perf_counter() - t
+            t = time.perf_counter()
             embed_pending(store, embedder, settings, counters, progress, cancel, first=changed_paths)
             counters.phases["embed"] = time.perf_counter() - t
 
@@ -283,7 +286,7 @@ def index_workspace(
         # query gain. The embedding phase's commits trigger it when they pile up.
         if needs_optimize(store):
             store.optimize()
-        counters.phases["optimize"] = time.perf_counter() - t
+        counters.phases["optimize"] = counters.phases.get("optimize", 0.0) + time.perf_counter() - t
         pending = store.count(CHUNKS, PENDING)
         progress(Progress("done", 1, 1))
     return IndexReport(
