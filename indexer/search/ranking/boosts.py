@@ -183,11 +183,23 @@ def boost_path_matches(
         words = {p for p in name_terms(intent.symbol) if len(p) > 2}
     hints = [h.lstrip("./") for h in _PATH_HINT.findall(intent.text)] if intent.long else []
     terms = {chunks[cid].path: _path_terms(chunks[cid].path) for cid in scores}
+    # Which query words each distinct path part matches, worked out once a part (a
+    # part is in many candidates' paths; ``_matches`` per path and word was ~1 ms a search).
+    parts = {t for stem, folder in terms.values() for t in stem | folder}
+    loose = {t: frozenset(w for w in words if w == t or _same_stem(w, t)) for t in parts}
+    held = {
+        path: frozenset().union(*(loose[t] for t in stem | folder)) for path, (stem, folder) in terms.items()
+    }
     if len(terms) >= 4 and not intent.long:
         half = len(terms) / 2
-        words = {w for w in words if sum(1 for st, ft in terms.values() if _matches(w, st | ft)) <= half}
+        words = {w for w in words if sum(1 for h in held.values() if w in h) <= half}
+    by_part = (
+        {t: frozenset(w for w in words if w == t or w.rstrip("s") == t.rstrip("s")) for t in parts}
+        if intent.is_symbol
+        else loose
+    )
     gains = {
-        path: _path_gain(path, stem, folder, words, hints, intent.long, strict=intent.is_symbol)
+        path: _path_gain(path, stem, folder, words, hints, intent.long, by_part)
         for path, (stem, folder) in terms.items()
     }
     for cid in scores:
@@ -196,42 +208,37 @@ def boost_path_matches(
             scores[cid] += top * gain
 
 
-def _path_terms(path: str) -> tuple[set[str], set[str]]:
+@lru_cache(maxsize=1 << 14)
+def _path_terms(path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The parts of a file's stem and of its folder's name."""
     parts = path.rsplit("/", 2)
-    stem = set(split_identifier(parts[-1].split(".", 1)[0]))
-    folder = set(split_identifier(parts[-2])) if len(parts) > 1 else set()
+    stem = frozenset(split_identifier(parts[-1].split(".", 1)[0]))
+    folder = frozenset(split_identifier(parts[-2])) if len(parts) > 1 else frozenset()
     return stem, folder
 
 
 def _path_gain(
     path: str,
-    stem: set[str],
-    folder: set[str],
+    stem: frozenset[str],
+    folder: frozenset[str],
     words: set[str],
     hints: Sequence[str],
     long: bool,
-    *,
-    strict: bool = False,
+    by_part: Mapping[str, frozenset[str]],
 ) -> float:
     """What a file's path earns: a path the query mentions, its whole name spelled by
-    the query, the share of query words in its name or folder. ``strict`` (a symbol
-    query) matches a name's parts whole or plural: ``Vitest`` is not ``vite.ts``."""
+    the query, the share of query words in its name or folder. ``by_part``: the query
+    words each path part matches (a symbol query's whole or plural: ``Vitest`` is not
+    ``vite.ts``; else by stem)."""
     gain = 0.0
     if hints and any(path.endswith(h) for h in hints):
         gain += PATH_MENTION_BOOST
     if words and not long:
-        if stem and all(_matches(t, words, strict) for t in stem):
+        if stem and all(by_part[t] & words for t in stem):
             gain += STEM_MATCH_BOOST
-        matched = sum(1 for w in words if _matches(w, stem | folder, strict))
-        gain += PATH_MATCH_BOOST * matched / len(words)
+        matched = frozenset().union(*(by_part[t] for t in stem | folder)) & words
+        gain += PATH_MATCH_BOOST * len(matched) / len(words)
     return gain
-
-
-def _matches(word: str, terms: set[str], strict: bool = False) -> bool:
-    if strict:
-        return any(word == t or word.rstrip("s") == t.rstrip("s") for t in terms)
-    return word in terms or any(_same_stem(word, t) for t in terms)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -256,6 +263,7 @@ def boost_name_matches(
     if not words:
         return
     cache: dict[tuple[str, bool], float] = {}
+    by_part: dict[str, frozenset[str]] = {}
     # A type whose members are candidates of their own: its members carry the answer.
     containers = {c.symbol.rsplit(".", 1)[0] for cid in scores if "." in (c := chunks[cid]).symbol}
     for cid in scores:
@@ -264,19 +272,33 @@ def boost_name_matches(
             continue
         key = (symbol, kind is ChunkKind.CLASS)
         if key not in cache:
-            cache[key] = _name_gain(last_name(symbol), words, whole=kind is ChunkKind.CLASS)
+            cache[key] = _name_gain(last_name(symbol), words, by_part, whole=kind is ChunkKind.CLASS)
         scores[cid] += top * cache[key]
 
 
-def _name_gain(name: str, words: set[str], *, whole: bool) -> float:
+def _name_gain(name: str, words: set[str], by_part: dict[str, frozenset[str]], *, whole: bool) -> float:
     """The share of query words in a definition's own name (its container's is shared
     by every member). ``whole``: a type counts only when the query spells every part
     of a compound name ("shell completion for bash" → ``BashComplete``, not ``Mutex``
-    for any query saying "mutex")."""
-    terms = set(split_identifier(name))
-    if whole and (len(terms) < CLASS_NAME_PARTS or not all(_matches(t, words) for t in terms)):
+    for any query saying "mutex"). ``by_part``: the words each name part matches, filled
+    in as parts come (many names share parts)."""
+    terms = _name_parts(name)
+    if whole and len(terms) < CLASS_NAME_PARTS:
         return 0.0
-    return NAME_MATCH_BOOST * sum(1 for w in words if _matches(w, terms)) / len(words)
+    matched: set[str] = set()
+    for t in terms:
+        held = by_part.get(t)
+        if held is None:
+            held = by_part[t] = frozenset(w for w in words if w == t or _same_stem(w, t))
+        if whole and not held:
+            return 0.0
+        matched |= held
+    return NAME_MATCH_BOOST * len(matched) / len(words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_parts(name: str) -> frozenset[str]:
+    return frozenset(split_identifier(name))
 
 
 def boost_word_coverage(

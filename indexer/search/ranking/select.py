@@ -43,8 +43,8 @@ def is_declaration(chunk: Chunk) -> bool:
     """An ``@overload`` stub or a body-less signature (a prototype, a TypeScript overload)."""
     if chunk.kind not in _DEFINITION_KINDS or not chunk.symbol:
         return False
-    if chunk.language == "python":
-        return _OVERLOAD.search(chunk.text) is not None
+    if chunk.language == "python":  # the regex only where the word is (~0.5 ms a search)
+        return "overload" in chunk.text and _OVERLOAD.search(chunk.text) is not None
     if chunk.language in _BRACE_LANGUAGES:
         body = chunk.text.strip()
         return "{" not in body and body.endswith(";")
