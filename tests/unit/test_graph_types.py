@@ -593,6 +593,21 @@ def graph(code: str) -> Graph:
             "self.target.invoke",
             "Context.invoke",
         ),
+        # `x or value` of a parameter `x=None`: the statement `x = x or value` replaces the
+        # default as the guard does; `self._parser = _parser or XMLParser(…)`, the one place
+        # the function names the parameter, holds the value
+        (
+            "def f(c=None):\n    c = c or Context()\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, *, _parser=None):\n        self._parser = _parser or make()\n"
+            "    def go(self):\n        self._parser.invoke()\n    def close(self):\n"
+            "        self._parser = None\n",
+            "self._parser.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -899,6 +914,32 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.invoke",
         ),
         ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        # `x or value`: a default other than `None`, a read of `x` before `x = x or value`,
+        # the attribute's parameter named again in the function, a method a base may define,
+        # `and`, a name that is no parameter
+        ("def f(c=Plain()):\n    c = c or Context()\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=None):\n    c.invoke()\n    c = c or Context()\n", "c.invoke"),
+        (
+            "def f(k, c=None):\n    if k:\n        c = c or Context()\n    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, p=None):\n        self.p = p or Context()\n        p.x = 1\n"
+            "    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, p=None):\n        self.p = p or Context()\n"
+            "    def go(self, p=None):\n        self.p = p\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        (
+            "class H(Sub):\n    def __init__(self, p=None):\n        self.p = p or Context()\n"
+            "    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        ("def f(c=None):\n    c = c and Context()\n    c.invoke()\n", "c.invoke"),
+        ("def f(k):\n    c = k or Context()\n    c.invoke()\n", "c.invoke"),
         # a base of this module that defines the method (or mentions its name), a base bound
         # twice, a `from m import *` after the base (it may bind the name again)
         (
