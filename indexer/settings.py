@@ -324,7 +324,8 @@ class Settings:
             # value` (or `if not x:`) is typed as that value, a reference edge at such a
             # guard's name; 15: Swift `#warning` / `#error` lines blanked for the parse,
             # Python `x = x or value` / `self.a = x or value` of a parameter `x=None` typed as
-            # `value`), so old indexes rebuild.
+            # `value`, a Swift implicit member `.name(…)` a member of the type its context
+            # states, else of an unknown receiver), so old indexes rebuild.
             "parser": "15",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

@@ -1064,6 +1064,48 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
 
 
 @pytest.mark.parametrize(
+    ("code", "call", "want"),
+    [
+        # an implicit member `.name(…)` is a member of the type its context states: a
+        # property's annotation, the declared result of the function or property returning it
+        ("var c: Cache { .init() }\n", "Cache", "Cache"),
+        (
+            "func h() -> Cache {\n    if true { return .make() }\n    return Cache()\n}\n",
+            "Cache.make",
+            "Cache.make",
+        ),
+        ("final class Box {\n    static let shared: Cache = .make()\n}\n", "Cache.make", "Cache.make"),
+        (
+            "extension Request {\n    static func mk() -> Request.Authentication {\n"
+            "        .init(request: Request())\n    }\n}\n",
+            "Request.Authentication",
+            "Request.Authentication",
+        ),
+        ("func h(c: Cache = .make(), d: Cache? = .make()) {}\n", "Cache.make", "Cache.make"),
+        # … else a receiver we do not know (it was the scope's own namesake: vapor's
+        # `let storage = Mutex<AuthenticationStorage>(.init())` in a class was `Request.init`)
+        (
+            "extension Cache {\n    static func make() -> Cache { Cache() }\n"
+            "    func f() { g(.make()) }\n}\n",
+            "?.make",
+            None,
+        ),
+        ("final class Box {\n    init() {}\n    let c = Mutex<Cache>(.init())\n}\n", "?.init", None),
+        ("extension Cache {\n    static func make() -> Cache? { .make() }\n}\n", "?.make", None),
+        (
+            "func h() -> Cache {\n    let f = { () -> Cache in return .make() }\n    return f()\n}\n",
+            "?.make",
+            None,
+        ),
+        ("extension Cache {\n    static func make() -> Self { .make() }\n}\n", "?.make", None),
+    ],
+)
+def test_swift_implicit_member_is_a_member_of_the_stated_type(code: str, call: str, want: str | None) -> None:
+    made = "extension Cache {\n    static func make() -> Cache { Cache() }\n}\n"
+    assert swift_call(made + code if ".make" in code and "func make" not in code else code, call) == want
+
+
+@pytest.mark.parametrize(
     "code",
     [
         "func h(request: Request, xs: [Int]) {\n    xs.map { request in request.go() }\n}\n",
