@@ -101,14 +101,15 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
         return ["super"], node
     if depth == 0 and t == "prefix_expression" and (op := node.child_by_field_name("operation")) is not None:
         operand = node.child_by_field_name("target")  # Swift parses `!a.b()` as `(!a.b)()`
-        if op.type == "." and operand is not None and operand.type == "simple_identifier":
-            # Swift's implicit member `.init(…)` / `.range(…)`: a member of the type the
-            # context expects, not of the scope it is written in — the type when the code
-            # states it (see `_expected_type`), else a receiver we do not know
-            expected, name = _expected_type(node), node_text(operand)
-            if expected is not None and name == "init":
+        if op.type == "." and operand is not None:
+            # Swift's implicit member `.init(…)` / `.range(…)` / `.shared.make()`: a member
+            # of the type the context expects, not of the scope it is written in — the type
+            # when the code states it (see `_expected_type`), else a receiver we do not know
+            expected = _expected_type(node)
+            if operand.type == "simple_identifier" and expected is not None and node_text(operand) == "init":
                 return expected, operand  # `.init(…)` where a `Foo` is expected is `Foo(…)`
-            return [*(expected or [UNKNOWN]), name], operand
+            chain = _walk(operand, depth + 1)
+            return ([*(expected or [UNKNOWN]), *chain[0]], chain[1]) if chain is not None else None
         return _walk(operand, depth + 1) if operand is not None else None
     if depth == 0 and (rhs := node.child_by_field_name("rhs")) is not None:
         return _walk(rhs, depth + 1)  # … and `x + a.b()` as `(x + a.b)()`

@@ -1082,6 +1082,16 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
             "Request.Authentication",
         ),
         ("func h(c: Cache = .make(), d: Cache? = .make()) {}\n", "Cache.make", "Cache.make"),
+        (  # a chain from an implicit member starts at the stated type (`.shared.make()`)
+            "extension Cache {\n    static let shared = Cache()\n}\nlet c: Cache = .shared.make()\n",
+            "Cache.shared.make",
+            "Cache.make",
+        ),
+        (
+            "extension Cache {\n    static let shared = Cache()\n    func f() { g(.shared.make()) }\n}\n",
+            "?.shared.make",
+            None,
+        ),
         # … else a receiver we do not know (it was the scope's own namesake: vapor's
         # `let storage = Mutex<AuthenticationStorage>(.init())` in a class was `Request.init`)
         (
