@@ -148,8 +148,9 @@ def _expected_type(member: Node) -> list[str] | None:
     the parameter it is the default of (``version: HTTPVersion = .init(…)``), or
     the declared result of the function or computed property it is returned from
     (``return .init(…)``, or the one expression of the body: ``-> Validator<T> {
-    .range(…) }`` is ``Validator.range``). An optional (``Foo?``: ``.init`` may be
-    ``Optional``'s), ``Self``, a tuple or function type, or a return inside a closure: None."""
+    .range(…) }`` is ``Validator.range``), the type around ``self = .customLong(…)``.
+    An optional (``Foo?``: ``.init`` may be ``Optional``'s), ``Self``, a tuple or function
+    type, or a return inside a closure: None."""
     call = member.parent
     holder = call.parent if call is not None and call.type == "call_expression" else None
     if call is None or holder is None or call.named_children[0] != member:
@@ -165,6 +166,18 @@ def _expected_type(member: Node) -> list[str] | None:
         owner = holder.parent
         while owner is not None and owner.type not in _RESULT_OWNERS:
             owner = owner.parent
+    elif holder.type == "assignment" and holder.child_by_field_name("result") == call:
+        # `self = .customLong(…)` in a struct's or enum's `init`: a value of the type itself
+        target = holder.child_by_field_name("target")
+        inner = target.named_children if target is not None else []
+        if len(inner) == 1 and inner[0].type == "self_expression":
+            owner = holder.parent
+            while owner is not None and owner.type != "class_declaration":
+                owner = owner.parent
+            name = owner.child_by_field_name("name") if owner is not None else None
+            if name is not None and name.type == "user_type":
+                return [node_text(c) for c in name.named_children if c.type == "type_identifier"] or None
+            return [node_text(name)] if name is not None and name.type == "type_identifier" else None
     elif holder.type == "statements" and holder.named_child_count == 1 and holder.parent is not None:
         owner = holder.parent.parent if holder.parent.type in ("function_body", "computed_property") else None
     if owner is None or owner.type not in ("function_declaration", "property_declaration", "parameter"):

@@ -1082,6 +1082,12 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
             "Request.Authentication",
         ),
         ("func h(c: Cache = .make(), d: Cache? = .make()) {}\n", "Cache.make", "Cache.make"),
+        (  # `self = .make()` in a value type's `init`: a value of that type
+            "struct Box {\n    static func make() -> Box { Box() }\n    init(k: Int) {\n"
+            "        self = .make()\n    }\n}\n",
+            "Box.make",
+            "Box.make",
+        ),
         (  # a chain from an implicit member starts at the stated type (`.shared.make()`)
             "extension Cache {\n    static let shared = Cache()\n}\nlet c: Cache = .shared.make()\n",
             "Cache.shared.make",
