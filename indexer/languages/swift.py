@@ -99,20 +99,24 @@ def _swallowing(root: Node) -> list[tuple[Node, Node]]:
     return out
 
 
-# A compiler diagnostic on a line of its own: `#warning("…")`, `#error("…")`. Inside a
+# A compiler directive on a line of its own: `#warning("…")`, `#error("…")`,
+# `#sourceLocation(file: "…", line: n)` / `#sourceLocation()` (generated code). Inside a
 # function body the grammar reads it; between a type's members it does not, and on
 # vapor's ConditionalResponseCompressionTests.swift (`#warning("Bring back")` at column
 # 0 between two nested test suites) it closed the enclosing struct in an ERROR: the
 # struct was no symbol and its members were named as if at the top of the file.
 _DIAGNOSTIC = re.compile(
-    rb'^[ \t]*#(?:warning|error)[ \t]*\([ \t]*"(?:[^"\\\n]|\\.)*"[ \t]*\)[ \t]*(?://[^\n]*)?$', re.MULTILINE
+    rb'^[ \t]*#(?:(?:warning|error)[ \t]*\([ \t]*"(?:[^"\\\n]|\\.)*"[ \t]*\)|sourceLocation[ \t]*\([^)\n]*\))'
+    rb"[ \t]*(?://[^\n]*)?$",
+    re.MULTILINE,
 )
 
 
 def without_diagnostics(source: bytes) -> bytes | None:
-    """``source`` with each line that is only a ``#warning("…")`` / ``#error("…")``
-    blanked (spaces for its bytes: every row and column stays), or None when it has none.
-    A diagnostic declares and calls nothing, so the parse loses nothing by not seeing it."""
+    """``source`` with each line that is only a ``#warning("…")`` / ``#error("…")`` /
+    ``#sourceLocation(…)`` blanked (spaces for its bytes: every row and column stays), or
+    None when it has none. Such a directive declares and calls nothing, so the parse loses
+    nothing by not seeing it."""
     spans = [m.span() for m in _DIAGNOSTIC.finditer(source)]
     if not spans:
         return None

@@ -744,6 +744,18 @@ def test_swift_warning_between_members_keeps_the_enclosing_type() -> None:
     assert '#warning("Bring back")' in "".join(c.text for c in result.chunks)
 
 
+def test_swift_source_location_lines_keep_the_declarations_between_them() -> None:
+    """`#sourceLocation(file:line:)` / `#sourceLocation()` (generated code) between a type's
+    members took the member after it into an ERROR; the lines are blanked for the parse."""
+    source = (
+        'struct S {\n#sourceLocation(file: "gen.swift", line: 10)\n    func g() {\n        h()\n    }\n'
+        "#sourceLocation()\n}\n"
+    )
+    result = parse("swift", source)
+    assert {s.qualified_name: s.selection_range.start.line for s in result.symbols} == {"S": 1, "S.g": 3}
+    assert [(e.line, e.from_symbol) for e in result.edges if e.kind is EdgeKind.CALL] == [(4, "S.g")]
+
+
 def test_cpp_class_with_an_attribute_macro_in_its_head_is_a_class() -> None:
     """`class ABSL_MUST_USE_RESULT Status final {`: the grammar took the macro for the
     class and `Status` for a declarator, so abseil's `Status`, `Mutex`, `AnyInvocable` and
