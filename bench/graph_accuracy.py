@@ -5,6 +5,7 @@
     python -m bench.graph_accuracy --tree click=/work/benchdata/repos/click
     python -m bench.graph_accuracy --stats DIR      # edge counts / unresolved share per language
     python -m bench.graph_accuracy --latency DIR    # callers / impls / multi-hop p50 on DIR
+    python -m bench.graph_accuracy --swift DIR...   # Swift files losing a declaration per tree
 
 Unit of comparison: a call site (path, line, column of the called name). The
 references of jedi (``Script.get_references``) and of pyright
@@ -378,7 +379,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stats", type=Path, help="an indexed workspace: edge statistics per language")
     ap.add_argument("--latency", type=Path, help="an indexed workspace: graph query latency")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every disagreement")
+    ap.add_argument(
+        "--swift", type=Path, nargs="+", help="trees: Swift files losing a declaration to a parse error"
+    )
     args = ap.parse_args(argv)
+    if args.swift:
+        total = 0
+        for tree in args.swift:
+            fails = parse_failures(tree, "swift", ".swift")
+            total += fails["losing a declaration"]
+            print(tree, fails)
+        print("Swift files losing a declaration:", total)
+        return 0 if total == 0 else 1
     if args.stats:
         for lang, row in edge_stats(Graph(open_store(args.stats, load_settings(args.stats)))).items():
             print(lang, row)

@@ -322,8 +322,11 @@ class Settings:
             # indexes built at 12 held only some of them; 14: Python chained assignments
             # type every target, a parameter's `None` default replaced by `if x is None: x =
             # value` (or `if not x:`) is typed as that value, a reference edge at such a
-            # guard's name), so old indexes rebuild.
-            "parser": "14",
+            # guard's name; 15: Swift `#warning` / `#error` / `#sourceLocation` lines blanked for the parse,
+            # Python `x = x or value` / `self.a = x or value` of a parameter `x=None` typed as
+            # `value`, a Swift implicit member `.name(…)` a member of the type its context
+            # states, else of an unknown receiver), so old indexes rebuild.
+            "parser": "15",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

@@ -99,8 +99,17 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
         return None
     if t == "call" and node_text(node.child_by_field_name("function")) == "super":  # Python super()
         return ["super"], node
-    if depth == 0 and t == "prefix_expression" and node.child_by_field_name("operation") is not None:
+    if depth == 0 and t == "prefix_expression" and (op := node.child_by_field_name("operation")) is not None:
         operand = node.child_by_field_name("target")  # Swift parses `!a.b()` as `(!a.b)()`
+        if op.type == "." and operand is not None:
+            # Swift's implicit member `.init(…)` / `.range(…)` / `.shared.make()`: a member
+            # of the type the context expects, not of the scope it is written in — the type
+            # when the code states it (see `_expected_type`), else a receiver we do not know
+            expected = _expected_type(node)
+            if operand.type == "simple_identifier" and expected is not None and node_text(operand) == "init":
+                return expected, operand  # `.init(…)` where a `Foo` is expected is `Foo(…)`
+            chain = _walk(operand, depth + 1)
+            return ([*(expected or [UNKNOWN]), *chain[0]], chain[1]) if chain is not None else None
         return _walk(operand, depth + 1) if operand is not None else None
     if depth == 0 and (rhs := node.child_by_field_name("rhs")) is not None:
         return _walk(rhs, depth + 1)  # … and `x + a.b()` as `(x + a.b)()`
@@ -131,6 +140,75 @@ def _walk(node: Node, depth: int) -> tuple[list[str], Node] | None:
             inner = node.named_children[0] if node.named_child_count else None
         return _walk(inner, depth + 1) if inner is not None else None
     return None
+
+
+def _expected_type(member: Node) -> list[str] | None:
+    """The type a Swift implicit member call ``.name(…)`` is a member of, where the code
+    states it: the annotation of the property it initialises (``let x: Foo = .init()``) or of
+    the parameter it is the default of (``version: HTTPVersion = .init(…)``), or
+    the declared result of the function or computed property it is returned from
+    (``return .init(…)``, or the one expression of the body: ``-> Validator<T> {
+    .range(…) }`` is ``Validator.range``), the type around ``self = .customLong(…)``.
+    An optional (``Foo?``: ``.init`` may be ``Optional``'s), ``Self``, a tuple or function
+    type, or a return inside a closure: None."""
+    call = member.parent
+    holder = call.parent if call is not None and call.type == "call_expression" else None
+    if call is None or holder is None or call.named_children[0] != member:
+        return None
+    owner: Node | None = None
+    before = call.prev_named_sibling
+    if before is not None and before.type == "parameter" and holder.type in _RESULT_OWNERS:
+        # a parameter's default (`version: HTTPVersion = .init(major: 1, minor: 1)`)
+        owner = before if call in holder.children_by_field_name("default_value") else None
+    elif holder.type == "property_declaration" and holder.child_by_field_name("value") == call:
+        owner = holder
+    elif holder.type == "control_transfer_statement" and holder.child_by_field_name("result") == call:
+        owner = holder.parent
+        while owner is not None and owner.type not in _RESULT_OWNERS:
+            owner = owner.parent
+    elif holder.type == "assignment" and holder.child_by_field_name("result") == call:
+        # `self = .customLong(…)` in a struct's or enum's `init`: a value of the type itself
+        target = holder.child_by_field_name("target")
+        inner = target.named_children if target is not None else []
+        if len(inner) == 1 and inner[0].type == "self_expression":
+            owner = holder.parent
+            while owner is not None and owner.type != "class_declaration":
+                owner = owner.parent
+            name = owner.child_by_field_name("name") if owner is not None else None
+            if name is not None and name.type == "user_type":
+                return [node_text(c) for c in name.named_children if c.type == "type_identifier"] or None
+            return [node_text(name)] if name is not None and name.type == "type_identifier" else None
+    elif holder.type == "statements" and holder.named_child_count == 1 and holder.parent is not None:
+        owner = holder.parent.parent if holder.parent.type in ("function_body", "computed_property") else None
+    if owner is None or owner.type not in ("function_declaration", "property_declaration", "parameter"):
+        return None
+    if owner.type == "parameter":
+        declared = next((c for c in owner.named_children if c.type in _SWIFT_RESULTS), None)
+    elif owner.type == "property_declaration":
+        annotation = next((c for c in owner.named_children if c.type == "type_annotation"), None)
+        declared = annotation.child_by_field_name("name") if annotation is not None else None
+    else:
+        declared = next((c for c in owner.named_children if c.type in _SWIFT_RESULTS), None)
+    if declared is None or declared.type != "user_type":
+        return None
+    parts = [node_text(c) for c in declared.named_children if c.type == "type_identifier"]
+    return parts if parts and "Self" not in parts else None
+
+
+# a `return`'s owner: the function or property whose declared type it gives (a closure's
+# `return` gives the closure's, which is not stated)
+_RESULT_OWNERS = frozenset(
+    {
+        "function_declaration",
+        "property_declaration",
+        "lambda_literal",
+        "init_declaration",
+        "subscript_declaration",
+    }
+)
+_SWIFT_RESULTS = frozenset(
+    {"user_type", "optional_type", "tuple_type", "function_type", "array_type", "dictionary_type"}
+)
 
 
 def _member(

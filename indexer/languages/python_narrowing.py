@@ -207,7 +207,8 @@ _LITERALS: dict[str, Callable[[Node], bool]] = {
 def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
     """Which of ``names`` (parameters whose default is ``None``) a guard replaces:
     ``if x is None: x = value`` or ``if not x: x = value`` (no ``elif`` / ``else``; the
-    assignment first in its block, nothing after it there binding ``x`` again), the
+    assignment first in its block, nothing after it there binding ``x`` again) or the
+    statement ``x = x or value`` (the same test and assignment in one expression), the
     function's only one for ``x``, where every other read of ``x`` in the function is in the
     statements after the guard in its block (tests ``x is None`` / ``x is not None`` / ``not
     x`` and an import's dotted path aside) — there ``x`` is ``value`` or what the caller
@@ -217,7 +218,8 @@ def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
     if body is None:
         return set()
     text = node_text(body)
-    names = [n for n in names if f"{n} is None" in text or f"not {n}" in text]  # else no walk at all
+    # else no walk at all
+    names = [n for n in names if f"{n} is None" in text or f"not {n}" in text or f"{n} or " in text]
     if not names:
         return set()
     guards: dict[str, list[Node]] = {}
@@ -225,7 +227,7 @@ def _none_guarded(function: Node | None, names: list[str]) -> set[str]:
     stack = [body]
     while stack:
         n = stack.pop()
-        name = _none_guard(n) if n.type == "if_statement" else None
+        name = _none_guard(n) if n.type == "if_statement" else _or_guard(n)
         if name in names:
             guards.setdefault(name, []).append(n)
             continue  # its test and its assignment are the guard's own
@@ -268,6 +270,33 @@ def _none_guard(stmt: Node) -> str | None:
     ok = left is not None and left.type == "identifier" and node_text(left) == name
     ok = ok and right is not None and right.type != "assignment"
     return name if ok and not any(_rebinds(s, name) for s in statements[1:]) else None
+
+
+def _or_guard(stmt: Node) -> str | None:
+    """``x`` of the statement ``x = x or value`` in a block (``value`` not an assignment)."""
+    if stmt.parent is None or stmt.parent.type != "block":
+        return None
+    assign = stmt
+    if stmt.type == "expression_statement":
+        assign = stmt.named_children[0] if stmt.named_child_count == 1 else stmt
+    if assign.type != "assignment" or assign.child_by_field_name("type") is not None:
+        return None
+    left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+    value = or_value(right)
+    tested = right.child_by_field_name("left") if right is not None and value is not None else None
+    same = left is not None and tested is not None and left.type == "identifier" == tested.type
+    return node_text(left) if same and left is not None and node_text(left) == node_text(tested) else None
+
+
+def or_value(node: Node | None) -> Node | None:
+    """``value`` of ``x or value`` (``x`` a name; ``value`` not an assignment), else None."""
+    if node is None or node.type != "boolean_operator":
+        return None
+    operator = node.child_by_field_name("operator")
+    tested, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if operator is None or operator.type != "or" or tested is None or tested.type != "identifier":
+        return None
+    return value if value is not None and value.type != "assignment" else None
 
 
 def _none_tested(n: Node) -> bool:

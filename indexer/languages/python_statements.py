@@ -19,7 +19,7 @@ from .bindings import (
     _Binding,
     annotated,
 )
-from .python_narrowing import _guarded, _none_guard, _none_guarded
+from .python_narrowing import _guarded, _member_name, _none_guard, _none_guarded, or_value
 from .python_types import (
     _callee,
     _class_of,
@@ -134,7 +134,8 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         # reference edge, kept when `close` is called)
         bind(scope, left, _UNKNOWN, call=_Binding("ref", right))
         return
-    value = _value_binding(right)
+    defaulted = _or_default(node, left, right) if scope else None
+    value = _value_binding(defaulted if defaulted is not None else right)
     bind(scope, left, value, call=value if value.how in ("call", "none") else _UNKNOWN)
 
 
@@ -361,6 +362,48 @@ def _replaces_a_default(assign: Node) -> bool:
 
 
 _SCOPES = frozenset({"function_definition", "lambda", "class_definition"})
+
+
+def _or_default(assign: Node, left: Node, right: Node | None) -> Node | None:
+    """``value`` of ``… = x or value`` where ``x`` is an unannotated parameter whose default is
+    ``None`` (of a function at the top of the module, or a method of a class there that no
+    base may define: see :func:`_where`), so ``None`` on the premise the defaults' rules take
+    and the expression is ``value``: the statement ``x = x or value`` that replaces the
+    default (a guard of :func:`_none_guarded`), or another target (``self._parser = _parser
+    or XMLParser(…)``) where that is the only place the function names ``x``. Else None."""
+    value = or_value(right)
+    tested = right.child_by_field_name("left") if right is not None and value is not None else None
+    fn = assign.parent
+    while fn is not None and fn.type not in _SCOPES:
+        fn = fn.parent
+    if tested is None or fn is None or fn.type != "function_definition" or _where(fn) != "top":
+        return None
+    name = node_text(tested)
+    params = fn.child_by_field_name("parameters")
+    none = any(
+        p.type == "default_parameter"
+        and node_text(p.child_by_field_name("name")) == name
+        and (v := p.child_by_field_name("value")) is not None
+        and v.type == "none"
+        for p in (params.named_children if params is not None else [])
+    )
+    if not none:
+        return None
+    if left.type == "identifier" and node_text(left) == name:
+        return value if name in _none_guarded(fn, [name]) else None
+    body = fn.child_by_field_name("body")
+    return value if body is not None and _reads(body, name) == 1 else None
+
+
+def _reads(node: Node, name: str) -> int:
+    """How many times ``name`` is written as a variable below ``node`` (read or bound)."""
+    n, stack = 0, [node]
+    while stack:
+        c = stack.pop()
+        if c.type == "identifier" and node_text(c) == name and not _member_name(c):
+            n += 1
+        stack.extend(c.named_children)
+    return n
 
 
 def _default_binding(value: Node | None, top: bool) -> _Binding:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
 from tree_sitter import Node
 
 from ..model import SymbolKind
-from .base import Definition, Import, Mapping, Role, Rule, Scope, node_text
+from .base import Definition, Import, Mapping, Role, Rule, Scope, error_count, node_text
 from .paths import text_parts
 
 _DECLARATION_KINDS = {
@@ -66,7 +67,7 @@ class SwiftMapping(Mapping):
         return [Import(text_parts(ident), "*", "*", node)]
 
 
-# ----- body-less function declarations -----------------------------------------------
+# ----- repairs: compiler diagnostics, body-less function declarations ----------------
 
 _OWN_BODIES = frozenset({"function_body", "class_body", "protocol_body", "enum_class_body", "statements"})
 _MAX_REPAIRS = 12  # reparses per file
@@ -98,16 +99,56 @@ def _swallowing(root: Node) -> list[tuple[Node, Node]]:
     return out
 
 
+# A compiler directive on a line of its own: `#warning("…")`, `#error("…")`,
+# `#sourceLocation(file: "…", line: n)` / `#sourceLocation()` (generated code). Inside a
+# function body the grammar reads it; between a type's members it does not, and on
+# vapor's ConditionalResponseCompressionTests.swift (`#warning("Bring back")` at column
+# 0 between two nested test suites) it closed the enclosing struct in an ERROR: the
+# struct was no symbol and its members were named as if at the top of the file.
+_DIAGNOSTIC = re.compile(
+    rb'^[ \t]*#(?:(?:warning|error)[ \t]*\([ \t]*"(?:[^"\\\n]|\\.)*"[ \t]*\)|sourceLocation[ \t]*\([^)\n]*\))'
+    rb"[ \t]*(?://[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def without_diagnostics(source: bytes) -> bytes | None:
+    """``source`` with each line that is only a ``#warning("…")`` / ``#error("…")`` /
+    ``#sourceLocation(…)`` blanked (spaces for its bytes: every row and column stays), or
+    None when it has none. Such a directive declares and calls nothing, so the parse loses
+    nothing by not seeing it."""
+    spans = [m.span() for m in _DIAGNOSTIC.finditer(source)]
+    if not spans:
+        return None
+    out = bytearray(source)
+    for start, end in spans:
+        out[start:end] = b" " * (end - start)
+    return bytes(out)
+
+
 def repaired(source: bytes, root: Node, parse: Callable[[bytes], Node]) -> bytes | None:
+    """``source`` with the repairs that read it with fewer errors (rows unchanged), or
+    None when there is none: compiler diagnostics blanked (``without_diagnostics``, kept
+    when the parse has fewer errors), then body-less functions given a body
+    (``_bodies``)."""
+    changed = source
+    blanked = without_diagnostics(source)
+    if blanked is not None:
+        tree = parse(blanked)
+        if error_count(tree) < error_count(root):
+            changed, root = blanked, tree
+    changed = _bodies(changed, root, parse)
+    return changed if changed != source else None
+
+
+def _bodies(source: bytes, root: Node, parse: Callable[[bytes], Node]) -> bytes:
     """``source`` with ``{}`` after each body-less function signature (``@_silgen_name("…")
     func f() -> T``, a declaration the linker provides) that swallowed the next declaration,
-    placed at the end of the signature's last line, or None when there is none to repair.
+    placed at the end of the signature's last line (``source`` itself when there is none).
     Only bytes after an insertion move: every row, and every column but the few after the
     insertion on its own line, stay where they are in ``source``. A candidate line is kept
     only when it leaves fewer declarations swallowed."""
     found = _swallowing(root)
-    if not found:
-        return None
     changed, tries = source, 0
     while found and tries < _MAX_REPAIRS:
         function, keyword = found[0]
@@ -130,4 +171,4 @@ def repaired(source: bytes, root: Node, parse: Callable[[bytes], Node]) -> bytes
         if better is None:
             break
         changed, found = better
-    return changed if changed != source else None
+    return changed

@@ -720,7 +720,8 @@ def test_a_function_variable_shadows_every_definition_of_its_name() -> None:
     assert defined in g.resolver.resolve(unresolved[0]).candidates
     assert {c.caller.qualified_name for c in callers(g, defined) if c.caller} == {"top", "plain"}
     swift = calls("Routes.swift")
-    assert swift[12] == ("range", "Routes.range")  # `.range(…)`: a member, never the variable
+    # `.range(…)` returned as a `Routes`: a member of that type, never the variable
+    assert swift[12] == ("Routes.range", "Routes.range")
     assert swift[17] == ("Routes.range", "Routes.range")  # `Routes` matched in a case binds nothing
     assert swift[3] == ("?.configure", None)  # the closure parameter
     assert swift[6] == ("configure", "configure")  # the top-level function

@@ -593,6 +593,21 @@ def graph(code: str) -> Graph:
             "self.target.invoke",
             "Context.invoke",
         ),
+        # `x or value` of a parameter `x=None`: the statement `x = x or value` replaces the
+        # default as the guard does; `self._parser = _parser or XMLParser(…)`, the one place
+        # the function names the parameter, holds the value
+        (
+            "def f(c=None):\n    c = c or Context()\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, *, _parser=None):\n        self._parser = _parser or make()\n"
+            "    def go(self):\n        self._parser.invoke()\n    def close(self):\n"
+            "        self._parser = None\n",
+            "self._parser.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -899,6 +914,32 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.invoke",
         ),
         ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        # `x or value`: a default other than `None`, a read of `x` before `x = x or value`,
+        # the attribute's parameter named again in the function, a method a base may define,
+        # `and`, a name that is no parameter
+        ("def f(c=Plain()):\n    c = c or Context()\n    c.invoke()\n", "c.invoke"),
+        ("def f(c=None):\n    c.invoke()\n    c = c or Context()\n", "c.invoke"),
+        (
+            "def f(k, c=None):\n    if k:\n        c = c or Context()\n    c.invoke()\n",
+            "c.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, p=None):\n        self.p = p or Context()\n        p.x = 1\n"
+            "    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        (
+            "class P:\n    def __init__(self, p=None):\n        self.p = p or Context()\n"
+            "    def go(self, p=None):\n        self.p = p\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        (
+            "class H(Sub):\n    def __init__(self, p=None):\n        self.p = p or Context()\n"
+            "    def go(self):\n        self.p.invoke()\n",
+            "self.p.invoke",
+        ),
+        ("def f(c=None):\n    c = c and Context()\n    c.invoke()\n", "c.invoke"),
+        ("def f(k):\n    c = k or Context()\n    c.invoke()\n", "c.invoke"),
         # a base of this module that defines the method (or mentions its name), a base bound
         # twice, a `from m import *` after the base (it may bind the name again)
         (
@@ -1020,6 +1061,64 @@ def test_swift_typed_parameters_locals_and_extension_properties() -> None:
     g = graph_of(SWIFT)
     (edge,) = [e for e in g.snapshot.edges_of("Auth.swift") if e.to_name == "self.cache.insert"]
     assert g.resolver.resolve(edge).symbol == g.find("Cache.insert")[0]
+
+
+@pytest.mark.parametrize(
+    ("code", "call", "want"),
+    [
+        # an implicit member `.name(…)` is a member of the type its context states: a
+        # property's annotation, the declared result of the function or property returning it
+        ("var c: Cache { .init() }\n", "Cache", "Cache"),
+        (
+            "func h() -> Cache {\n    if true { return .make() }\n    return Cache()\n}\n",
+            "Cache.make",
+            "Cache.make",
+        ),
+        ("final class Box {\n    static let shared: Cache = .make()\n}\n", "Cache.make", "Cache.make"),
+        (
+            "extension Request {\n    static func mk() -> Request.Authentication {\n"
+            "        .init(request: Request())\n    }\n}\n",
+            "Request.Authentication",
+            "Request.Authentication",
+        ),
+        ("func h(c: Cache = .make(), d: Cache? = .make()) {}\n", "Cache.make", "Cache.make"),
+        (  # `self = .make()` in a value type's `init`: a value of that type
+            "struct Box {\n    static func make() -> Box { Box() }\n    init(k: Int) {\n"
+            "        self = .make()\n    }\n}\n",
+            "Box.make",
+            "Box.make",
+        ),
+        (  # a chain from an implicit member starts at the stated type (`.shared.make()`)
+            "extension Cache {\n    static let shared = Cache()\n}\nlet c: Cache = .shared.make()\n",
+            "Cache.shared.make",
+            "Cache.make",
+        ),
+        (
+            "extension Cache {\n    static let shared = Cache()\n    func f() { g(.shared.make()) }\n}\n",
+            "?.shared.make",
+            None,
+        ),
+        # … else a receiver we do not know (it was the scope's own namesake: vapor's
+        # `let storage = Mutex<AuthenticationStorage>(.init())` in a class was `Request.init`)
+        (
+            "extension Cache {\n    static func make() -> Cache { Cache() }\n"
+            "    func f() { g(.make()) }\n}\n",
+            "?.make",
+            None,
+        ),
+        ("final class Box {\n    init() {}\n    let c = Mutex<Cache>(.init())\n}\n", "?.init", None),
+        ("extension Cache {\n    static func make() -> Cache? { .make() }\n}\n", "?.make", None),
+        (
+            "func h() -> Cache {\n    let f = { () -> Cache in return .make() }\n    return f()\n}\n",
+            "?.make",
+            None,
+        ),
+        ("extension Cache {\n    static func make() -> Self { .make() }\n}\n", "?.make", None),
+    ],
+)
+def test_swift_implicit_member_is_a_member_of_the_stated_type(code: str, call: str, want: str | None) -> None:
+    made = "extension Cache {\n    static func make() -> Cache { Cache() }\n}\n"
+    assert swift_call(made + code if ".make" in code and "func make" not in code else code, call) == want
 
 
 @pytest.mark.parametrize(

@@ -704,6 +704,58 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
     assert "{}" not in "".join(c.text for c in result.chunks)
 
 
+def test_swift_warning_between_members_keeps_the_enclosing_type() -> None:
+    """`#warning("…")` at column 0 between a struct's members (vapor's
+    ConditionalResponseCompressionTests.swift) closed the struct in an ERROR: it was no
+    symbol and its nested suites were named as top-level types. The diagnostic is blanked
+    for the parse; every type keeps its container, line and column."""
+    source = (
+        "struct Outer {\n    struct Parsing {\n        func testUpdating() {\n        }\n"
+        "        func testDecodingUnset() {\n        }\n        func testDecodingLastInvalid() {\n"
+        "        }\n    }\n"
+        '#warning("Bring back")\n'
+        "/*\n    struct Server {\n        func assertCompressed(\n        ) async throws {\n        }\n"
+        "        func assertUncompressed(\n        ) async throws {\n        }\n\n"
+        "        func withCompressionApp(_ block: (Application) async throws -> Void) async throws {\n"
+        "            try await withApp { app in\n"
+        '                app.http.server.configuration.hostname = "127.0.0.1"\n'
+        "            }\n        }\n    }\n    */\n"
+        "    struct Routes {\n        func expectCompression(\n        ) async throws {\n"
+        "            check()\n        }\n    }\n}\n"
+    )
+    result = parse("swift", source)
+    where = {
+        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+    assert where == {
+        "Outer": (1, 7),
+        "Outer.Parsing": (2, 11),
+        "Outer.Parsing.testUpdating": (3, 13),
+        "Outer.Parsing.testDecodingUnset": (5, 13),
+        "Outer.Parsing.testDecodingLastInvalid": (7, 13),
+        "Outer.Routes": (27, 11),
+        "Outer.Routes.expectCompression": (28, 13),
+    }
+    calls = [
+        (e.line, e.from_symbol) for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "check"
+    ]
+    assert calls == [(30, "Outer.Routes.expectCompression")]
+    assert '#warning("Bring back")' in "".join(c.text for c in result.chunks)
+
+
+def test_swift_source_location_lines_keep_the_declarations_between_them() -> None:
+    """`#sourceLocation(file:line:)` / `#sourceLocation()` (generated code) between a type's
+    members took the member after it into an ERROR; the lines are blanked for the parse."""
+    source = (
+        'struct S {\n#sourceLocation(file: "gen.swift", line: 10)\n    func g() {\n        h()\n    }\n'
+        "#sourceLocation()\n}\n"
+    )
+    result = parse("swift", source)
+    assert {s.qualified_name: s.selection_range.start.line for s in result.symbols} == {"S": 1, "S.g": 3}
+    assert [(e.line, e.from_symbol) for e in result.edges if e.kind is EdgeKind.CALL] == [(4, "S.g")]
+
+
 def test_cpp_class_with_an_attribute_macro_in_its_head_is_a_class() -> None:
     """`class ABSL_MUST_USE_RESULT Status final {`: the grammar took the macro for the
     class and `Status` for a declarator, so abseil's `Status`, `Mutex`, `AnyInvocable` and
