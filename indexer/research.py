@@ -18,7 +18,7 @@ Anything else is read as "related to <question>".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -223,13 +223,37 @@ def _caller_chain(graph: Graph, targets: list[Symbol], depth: int, limit: int) -
                 out.append(_finding(site.caller, "caller", level, chain, lines))
                 next_frontier.append((site.caller, (*chain, site.caller.qualified_name)))
                 if len(out) >= limit:
-                    return out, True
+                    return _chain_order(out), True
         frontier = next_frontier
         if not frontier:
             break
     else:
         cut = bool(frontier) and any(callers(graph, s) for s, _ in frontier)
-    return out, cut
+    return _chain_order(out), cut
+
+
+def _chain_order(findings: Sequence[Finding]) -> list[Finding]:
+    """Callers found level by level, ordered as a tree: each one right after the caller
+    it calls (``via`` names the chain), so every face that indents by depth shows a
+    caller under its callee — not under whichever direct caller was listed last."""
+    children: dict[tuple[str, ...], list[Finding]] = {}
+    for f in findings:
+        children.setdefault(f.via, []).append(f)
+    out: list[Finding] = []
+    placed: set[int] = set()
+
+    def place(f: Finding) -> None:
+        out.append(f)
+        placed.add(id(f))
+        for child in children.get((*f.via, f.name), []):
+            if id(child) not in placed:
+                place(child)
+
+    for f in findings:
+        if id(f) not in placed and f.depth == 1:
+            place(f)
+    out += [f for f in findings if id(f) not in placed]  # a chain whose link is not listed
+    return out
 
 
 #: the relation of an unresolved call site that lists the subject among its candidates

@@ -193,3 +193,27 @@ def test_a_worded_question_lists_search_hits_then_what_the_best_ones_call(ws: Pa
     assert (
         "  - **callee** `format_rows` — reports/monthly.py:" in text and "called by `render_report`" in text
     )
+
+
+def test_a_callers_chain_lists_each_caller_under_the_one_it_calls(tmp_path: Path) -> None:
+    # Found level by level (a, b, then a's caller c), the chain used to be listed in that
+    # order, so the markdown's indented `c` read as a caller of `b`.
+    root = write_workspace(
+        tmp_path / "ws",
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": "def target():\n    return 1\n",
+            "pkg/a.py": "from .core import target\n\n\ndef alpha():\n    return target()\n",
+            "pkg/b.py": "from .core import target\n\n\ndef beta():\n    return target()\n",
+            "pkg/c.py": "from .a import alpha\n\n\ndef gamma():\n    return alpha()\n",
+        },
+    )
+    index_workspace(root, load_settings(root), embedder=make_embedder(Settings().embed), embed=False)
+    result = ask(root, "what calls target", depth=2)
+    order = [(f.name, f.depth, f.via[-1]) for f in result.findings]
+    assert sorted(order) == [("alpha", 1, "target"), ("beta", 1, "target"), ("gamma", 2, "alpha")]
+    at = [name for name, _, _ in order]
+    assert at.index("gamma") == at.index("alpha") + 1
+    md = render_markdown(result).splitlines()
+    gamma = next(i for i, line in enumerate(md) if "`gamma`" in line)
+    assert md[gamma].startswith("  - ") and "`alpha`" in md[gamma - 1]
