@@ -8,7 +8,8 @@ neighbourhood; this stage orders it, one rule per step, top-down:
 2. **paths and names** — query words in the file name or folder, paths a long
    query mentions, query words in the name of the chunk's definition;
 3. **declarations** — ``@overload`` stubs and prototypes fold into their definition;
-   **coverage** — a chunk holding more of a words query's distinct words gains;
+   **coverage** — a chunk holding more of a words query's distinct words gains, and
+   one writing two adjacent query words as one identifier (``ProgressBar``) more;
 4. **coherence** — a file with several good chunks lifts its best one;
 5. **roles** — source code above tests, examples, prose, generated, vendored and
    minified files (off for a role the query or the filters ask for); **references** —
@@ -30,6 +31,7 @@ from ..results import Filters, Source
 from .boosts import (
     ChunkLoader,
     SymbolLookup,
+    boost_compound_names,
     boost_definitions,
     boost_file_coherence,
     boost_name_matches,
@@ -117,6 +119,7 @@ class Ranker:
         fold_declarations(scores, chunks)
         fold_wrappers(scores, chunks)
         boost_word_coverage(scores, chunks, intent, top)
+        boost_compound_names(scores, chunks, intent, top)
         boost_file_coherence(scores, chunks, top, ranks, defined if intent.is_symbol else ())
         apply_role_priors(scores, chunks, asked | intent.asked_roles, intent.text)
         if self.references is not None:

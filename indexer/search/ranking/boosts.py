@@ -47,6 +47,11 @@ CLASS_NAME_PARTS = 2
 WORD_COVERAGE_BOOST = 0.3
 WORD_COVERAGE_POWER = 2.0
 COVERAGE_MIN_WORDS = 2
+# Two adjacent words of a words query written as one identifier (``ProgressBar``,
+# ``progress_bar`` for "progress bar"): the code names the query's concept. A pair held by
+# the chunk (its text, its definition's name or its file name) counts once and in that
+# name once more; the gain is this × the count over the query's pairs.
+COMPOUND_BOOST = 0.3
 # A file other files use: its best chunk gains this × the top score × n / (n + half), n
 # being how many other files name what it defines (``search.references.file_references``).
 FILE_REFERENCE_BOOST = 0.2
@@ -316,6 +321,32 @@ def boost_word_coverage(
         held = _words_held(chunks[cid].text, words)
         if held:
             scores[cid] += top * WORD_COVERAGE_BOOST * (held / len(words)) ** WORD_COVERAGE_POWER
+
+
+def boost_compound_names(
+    scores: dict[str, float], chunks: Mapping[str, Chunk], intent: QueryIntent, top: float
+) -> None:
+    """A words query whose adjacent words the chunk writes as one identifier ("how
+    replaceReducer swaps the root reducer" → ``replaceReducer``, "window border" →
+    ``windowBorder``, "reflection equals builder" → ``ReflectionEqualsBuilder``) gains,
+    more when that identifier names its definition or file: word coverage counts the
+    words one by one, and BM25 sees the identifier's parts apart."""
+    if intent.is_symbol or intent.long:
+        return
+    adjacent = zip(intent.words, intent.words[1:], strict=False)
+    pairs = [(a + b, f"{a}_{b}") for a, b in adjacent if len(a) > 2 and len(b) > 2]
+    if not pairs:
+        return
+    for cid in scores:
+        c = chunks[cid]
+        name = f"{c.symbol} {c.path.rsplit('/', 1)[-1]}".lower()
+        text = c.text.lower()
+        held = 0
+        for joined, snake in pairs:
+            named = joined in name or snake in name
+            held += (named or joined in text or snake in text) + named
+        if held:
+            scores[cid] += top * COMPOUND_BOOST * held / len(pairs)
 
 
 def _words_held(text: str, words: Sequence[str]) -> int:
