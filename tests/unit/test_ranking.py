@@ -18,7 +18,13 @@ from codesift.indexer.search.ranking import (
     rank_files,
     understand,
 )
-from codesift.indexer.search.ranking.boosts import _words_held, boost_referenced_files, boost_word_coverage
+from codesift.indexer.search.ranking.boosts import (
+    COMPOUND_BOOST,
+    _words_held,
+    boost_compound_names,
+    boost_referenced_files,
+    boost_word_coverage,
+)
 from codesift.indexer.search.ranking.query import bm25_text, semantic_text
 from codesift.indexer.search.ranking.roles import FileRole, file_role, superseded
 from codesift.indexer.search.ranking.select import is_declaration
@@ -540,3 +546,20 @@ def test_a_call_through_a_receiver_is_not_counted_as_naming_a_definition() -> No
         }
     )
     assert named_edges(edges).column("path").to_pylist() == ["b.py", "c.py", "d.py"]
+
+
+def test_adjacent_query_words_written_as_one_identifier_lift_the_chunk_more_when_it_names_it() -> None:
+    query = understand("how the root window is set up at startup")  # pairs: root window, window set
+    chunks = {
+        "apart": chunk("x/a.hs", "setup", text="setup root = do window <- create"),
+        "uses": chunk("x/b.hs", "startup", text="startup = do rootWindow <- openDisplay"),
+        "names": chunk("x/c.hs", "initRootWindow", text="initRootWindow d = root_window d"),
+    }
+    scores = dict.fromkeys(chunks, 1.0)
+    boost_compound_names(scores, chunks, query, 1.0)
+    assert scores["apart"] == 1.0  # both words, not as one name: word coverage's business
+    assert scores["uses"] == pytest.approx(1.0 + COMPOUND_BOOST * 1 / 2)  # one of the 2 pairs
+    assert scores["names"] == pytest.approx(1.0 + COMPOUND_BOOST * 2 / 2)  # in the text and in its name
+    before = dict.fromkeys(chunks, 1.0)
+    boost_compound_names(before, chunks, understand("RootWindow"), 1.0)  # a symbol query: off
+    assert before == dict.fromkeys(chunks, 1.0)
