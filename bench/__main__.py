@@ -140,13 +140,25 @@ def tier_graph(table: Table, data: Path, work: Path) -> None:
             row["resolved"],
             f"{row['unresolved (candidates)']:.3f} with candidates",
         )
-    if (repos / "vapor").is_dir():
-        fails = graph_accuracy.parse_failures(repos / "vapor", "swift", ".swift")
+    # Issue 15 names three Swift trees: vapor (the semble checkout) and DATA/swift/<name>
+    # (Alamofire, swift-argument-parser: `git archive` of a fetched repository).
+    swift_trees = [repos / "vapor"] if (repos / "vapor").is_dir() else []
+    swift_trees += sorted(p for p in (data / "swift").glob("*") if p.is_dir())
+    for tree in swift_trees:
+        fails = graph_accuracy.parse_failures(tree, "swift", ".swift")
         table.add(
             "graph",
-            f"Swift files losing a declaration to a parse error (vapor, {fails['files']} files)",
+            f"Swift files losing a declaration to a parse error ({tree.name}, {fails['files']} files)",
             fails["losing a declaration"],
             f"{fails['with parse errors']} with any error",
+            "0",
+            fails["losing a declaration"] == 0,
+        )
+    if not (data / "swift").is_dir():
+        print(
+            f"Swift parse failures: only vapor's checkout; put other trees under {data}/swift/<name>, e.g.\n"
+            f"  mkdir -p {data}/swift/Alamofire && git --git-dir=MIRROR/Alamofire+Alamofire/repo "
+            f"archive HEAD | tar -x -C {data}/swift/Alamofire"
         )
 
 
