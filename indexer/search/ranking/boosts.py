@@ -213,7 +213,7 @@ def boost_path_matches(
             scores[cid] += top * gain
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=4096)  # ~0.3 KB a path: a few searches' candidates, not the repository
 def _path_terms(path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The parts of a file's stem and of its folder's name."""
     parts = path.rsplit("/", 2)
@@ -246,12 +246,13 @@ def _path_gain(
     return gain
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=4096)  # the language server's memory: 65,536 pairs held ~12 MiB
 def _same_stem(word: str, term: str) -> bool:
     if word == term:
         return True
-    short, long_ = sorted((word, term), key=len)
-    return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 2)])
+    if len(word) > len(term):
+        word, term = term, word
+    return len(word) >= 4 and term.startswith(word[: max(4, len(word) - 2)])
 
 
 def boost_name_matches(
@@ -287,7 +288,7 @@ def _name_gain(name: str, words: set[str], by_part: dict[str, frozenset[str]], *
     of a compound name ("shell completion for bash" → ``BashComplete``, not ``Mutex``
     for any query saying "mutex"). ``by_part``: the words each name part matches, filled
     in as parts come (many names share parts)."""
-    terms = _name_parts(name)
+    terms = frozenset(split_identifier(name))  # split_identifier remembers the split
     if whole and len(terms) < CLASS_NAME_PARTS:
         return 0.0
     matched: set[str] = set()
@@ -299,11 +300,6 @@ def _name_gain(name: str, words: set[str], by_part: dict[str, frozenset[str]], *
             return 0.0
         matched |= held
     return NAME_MATCH_BOOST * len(matched) / len(words)
-
-
-@lru_cache(maxsize=1 << 16)
-def _name_parts(name: str) -> frozenset[str]:
-    return frozenset(split_identifier(name))
 
 
 def boost_word_coverage(
