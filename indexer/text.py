@@ -12,7 +12,9 @@ _WORD = re.compile(r"[A-Za-z0-9_\x80-\U0010ffff]+")
 IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-@lru_cache(maxsize=65536)
+# ~280 bytes an entry: 65,536 held ~18 MiB in a long-running language server; 16,384
+# cost nothing measurable splitting 25k stdlib chunks (1.15 s either way).
+@lru_cache(maxsize=16384)
 def _split(word: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in word.split("_"):
