@@ -18,7 +18,8 @@ from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
-SIZE = 256
+# A burst repeats a few questions (the bench's: 20); an answer of 100 symbols is ~30 KB.
+SIZE = 64
 
 
 class AnswerCache(Generic[V]):
