@@ -341,6 +341,14 @@ def parse(language: str, source: str, settings: ChunkSettings = NO_MERGE) -> Par
     return parse_file("src/file", source, language, project="demo", settings=settings)
 
 
+def selection_starts(result: ParseResult) -> dict[str, tuple[int, int]]:
+    """Each symbol's qualified name → where its name starts (line, column)."""
+    return {
+        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
+        for s in result.symbols
+    }
+
+
 def text_at(source: str, line: int, start: int, end: int) -> str:
     return source.split("\n")[line - 1][start:end]
 
@@ -693,10 +701,7 @@ def test_swift_body_less_function_keeps_the_next_declaration() -> None:
         "func _name(_ mangled: String) -> String {\n    return _impl(name: nil, flags: 0).description\n}\n"
     )
     result = parse("swift", source)
-    where = {
-        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
-        for s in result.symbols
-    }
+    where = selection_starts(result)
     assert where == {"_impl": (5, 5), "_name": (10, 5)}
     assert not result.had_errors
     calls = [e for e in result.edges if e.kind is EdgeKind.CALL and e.to_name == "_impl"]
@@ -724,10 +729,7 @@ def test_swift_warning_between_members_keeps_the_enclosing_type() -> None:
         "            check()\n        }\n    }\n}\n"
     )
     result = parse("swift", source)
-    where = {
-        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
-        for s in result.symbols
-    }
+    where = selection_starts(result)
     assert where == {
         "Outer": (1, 7),
         "Outer.Parsing": (2, 11),
@@ -927,10 +929,7 @@ def test_rust_items_inside_a_configuration_macro_are_symbols() -> None:
         "    pub trait AsyncReadExt {}\n}\n"
     )
     result = parse("rust", source)
-    where = {
-        s.qualified_name: (s.selection_range.start.line, s.selection_range.start.column)
-        for s in result.symbols
-    }
+    where = selection_starts(result)
     assert where == {
         "spawn_blocking": (5, 11),
         "block_in_place": (10, 22),

@@ -191,18 +191,14 @@ def boost_path_matches(
     # Which query words each distinct path part matches, worked out once a part (a
     # part is in many candidates' paths; ``_matches`` per path and word was ~1 ms a search).
     parts = {t for stem, folder in terms.values() for t in stem | folder}
-    loose = {t: frozenset(w for w in words if w == t or _same_stem(w, t)) for t in parts}
+    loose = {t: _words_matching(t, words) for t in parts}
     held = {
         path: frozenset().union(*(loose[t] for t in stem | folder)) for path, (stem, folder) in terms.items()
     }
     if len(terms) >= 4 and not intent.long:
         half = len(terms) / 2
         words = {w for w in words if sum(1 for h in held.values() if w in h) <= half}
-    by_part = (
-        {t: frozenset(w for w in words if w == t or w.rstrip("s") == t.rstrip("s")) for t in parts}
-        if intent.is_symbol
-        else loose
-    )
+    by_part = {t: _words_matching(t, words, strict=True) for t in parts} if intent.is_symbol else loose
     gains = {
         path: _path_gain(path, stem, folder, words, hints, intent.long, by_part)
         for path, (stem, folder) in terms.items()
@@ -244,6 +240,14 @@ def _path_gain(
         matched = frozenset().union(*(by_part[t] for t in stem | folder)) & words
         gain += PATH_MATCH_BOOST * len(matched) / len(words)
     return gain
+
+
+def _words_matching(part: str, words: Collection[str], *, strict: bool = False) -> frozenset[str]:
+    """The query words a path or name part matches: by stem (``_same_stem``), or for a
+    symbol query (``strict``) whole or plural — ``Vitest`` is not ``vite.ts``."""
+    if strict:
+        return frozenset(w for w in words if w.rstrip("s") == part.rstrip("s"))
+    return frozenset(w for w in words if _same_stem(w, part))
 
 
 @lru_cache(maxsize=4096)  # the language server's memory: 65,536 pairs held ~12 MiB
@@ -295,7 +299,7 @@ def _name_gain(name: str, words: set[str], by_part: dict[str, frozenset[str]], *
     for t in terms:
         held = by_part.get(t)
         if held is None:
-            held = by_part[t] = frozenset(w for w in words if w == t or _same_stem(w, t))
+            held = by_part[t] = _words_matching(t, words)
         if whole and not held:
             return 0.0
         matched |= held
