@@ -226,6 +226,27 @@ def test_a_symbol_query_matches_path_parts_whole_not_by_prefix() -> None:
     assert ranked_paths(out)[0] == "node/core.ts"
 
 
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("Mutex and Semaphore for coroutine synchronization", "sync/Mutex.kt"),
+        ("Semaphore and Mutex for coroutine synchronization", "sync/Semaphore.kt"),
+        ("absl::StrSplit and StrJoin for splitting and joining", "strings/str_split.h"),
+    ],
+)
+def test_a_file_named_by_an_earlier_query_word_leads_one_a_later_word_names(query: str, first: str) -> None:
+    # kotlinx.coroutines' "Mutex and Semaphore …" asks for Mutex.kt first: a question
+    # names its subject first, so an earlier word in a file's name weighs more.
+    mutex = chunk("sync/Mutex.kt", "lock", language="kotlin")
+    semaphore = chunk("sync/Semaphore.kt", "acquire", language="kotlin")
+    split = chunk("strings/str_split.h", "StrSplit", language="cpp")
+    join = chunk("strings/str_join.h", "StrJoin", language="cpp")
+    pairs = (mutex, semaphore) if "Mutex" in query else (join, split)
+    for order in (pairs, pairs[::-1]):  # whichever retrieval put first
+        out = ranker().rank(fused((order[0], 1.0), (order[1], 1.0)), understand(query), frozenset())
+        assert ranked_paths(out)[0] == first
+
+
 def test_the_definition_leads_over_a_file_whose_name_contains_the_symbol() -> None:
     # "Vitest": node/plugins/vitestResolver.ts is found by every source and its name
     # holds the word; the class Vitest in node/core.ts is still the answer.

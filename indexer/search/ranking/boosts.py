@@ -32,8 +32,11 @@ _SIGILS = "$_"
 # Definitions of one name brought in from outside the candidates, at most: a name
 # defined in more places than this (``get``, ``run``) says little about which.
 MAX_DEFINITIONS = 12
-# Query words found in the file name or its folder, × the share of words matched.
+# Query words found in the file name or its folder, × the share of words matched, each
+# word weighing 1 / (1 + POSITION_DECAY × its place among the query's words): a question
+# names its subject first ("Mutex and Semaphore for …" asks for Mutex.kt first).
 PATH_MATCH_BOOST = 0.6
+POSITION_DECAY = 1.0
 # A file whose whole name the query spells: "Request type in Vapor" → Request.swift.
 STEM_MATCH_BOOST = 0.25
 # Query words in the name of the chunk's definition (and its container), × the share matched.
@@ -199,8 +202,9 @@ def boost_path_matches(
         half = len(terms) / 2
         words = {w for w in words if sum(1 for h in held.values() if w in h) <= half}
     by_part = {t: _words_matching(t, words, strict=True) for t in parts} if intent.is_symbol else loose
+    weights = _word_weights(intent, words)
     gains = {
-        path: _path_gain(path, stem, folder, words, hints, intent.long, by_part)
+        path: _path_gain(path, stem, folder, weights, hints, intent.long, by_part)
         for path, (stem, folder) in terms.items()
     }
     for cid in scores:
@@ -222,24 +226,36 @@ def _path_gain(
     path: str,
     stem: frozenset[str],
     folder: frozenset[str],
-    words: set[str],
+    words: Mapping[str, float],
     hints: Sequence[str],
     long: bool,
     by_part: Mapping[str, frozenset[str]],
 ) -> float:
     """What a file's path earns: a path the query mentions, its whole name spelled by
-    the query, the share of query words in its name or folder. ``by_part``: the query
+    the query, the weighted share of query words (``words``: each with its weight) in
+    its name or folder. ``by_part``: the query
     words each path part matches (a symbol query's whole or plural: ``Vitest`` is not
     ``vite.ts``; else by stem)."""
     gain = 0.0
     if hints and any(path.endswith(h) for h in hints):
         gain += PATH_MENTION_BOOST
     if words and not long:
-        if stem and all(by_part[t] & words for t in stem):
+        if stem and all(not by_part[t].isdisjoint(words) for t in stem):
             gain += STEM_MATCH_BOOST
-        matched = frozenset().union(*(by_part[t] for t in stem | folder)) & words
-        gain += PATH_MATCH_BOOST * len(matched) / len(words)
+        matched = frozenset().union(*(by_part[t] for t in stem | folder)).intersection(words)
+        gain += PATH_MATCH_BOOST * sum(words[w] for w in matched) / sum(words.values())
     return gain
+
+
+def _word_weights(intent: QueryIntent, words: Collection[str]) -> dict[str, float]:
+    """Each of ``words`` with its weight by its place in the query (``POSITION_DECAY``);
+    an identifier's parts take the identifier's place ("absl::StrSplit and StrJoin")."""
+    place = {w: i for i, w in enumerate(intent.words)}
+    for n in intent.names:
+        at = place.get(last_name(n).lower(), len(intent.words))
+        for p in name_terms(n):
+            place.setdefault(p, at)
+    return {w: 1.0 / (1.0 + POSITION_DECAY * place.get(w, len(intent.words))) for w in words}
 
 
 def _words_matching(part: str, words: Collection[str], *, strict: bool = False) -> frozenset[str]:
