@@ -48,7 +48,17 @@ CLICK = (
     ),
     Question("how are command line options parsed", ("_OptionParser.parse_args", "Command.parse_args")),
     Question("how does click prompt the user for input", ("prompt", "Option.prompt_for_value")),
-    Question("how are environment variables read for options", ("Parameter.resolve_envvar_value",)),
+    # Parameter reads an option's own envvar; Option's overrides add the auto_envvar_prefix
+    # name (os.environ) and the flag parsing: each is the code that reads it.
+    Question(
+        "how are environment variables read for options",
+        (
+            "Parameter.resolve_envvar_value",
+            "Option.resolve_envvar_value",
+            "Parameter.value_from_envvar",
+            "Option.value_from_envvar",
+        ),
+    ),
     Question("how is the help text formatted", ("HelpFormatter", "Command.format_help")),
     Question("how does click open a file lazily", ("LazyFile", "LazyFile.open")),
 )

@@ -584,3 +584,20 @@ def test_adjacent_query_words_written_as_one_identifier_lift_the_chunk_more_when
     before = dict.fromkeys(chunks, 1.0)
     boost_compound_names(before, chunks, understand("RootWindow"), 1.0)  # a symbol query: off
     assert before == dict.fromkeys(chunks, 1.0)
+
+
+def test_adjacent_query_words_cut_to_three_letters_as_code_abbreviates_them_count_as_one_identifier() -> None:
+    # click: "how are environment variables read for options" is answered by
+    # `Option.value_from_envvar`, whose code says `envvar`, never "environment".
+    query = understand("how are environment variables read for options")
+    chunks = {
+        "envvar": chunk("core.py", "Option.value_from_envvar", text="rv = self.resolve_envvar_value(ctx)"),
+        "env_var": chunk("util.py", "load", text="value = os.environ[env_var]"),
+        "env": chunk("testing.py", "CliRunner.make_env", text="rv = dict(self.env)"),
+    }
+    scores = dict.fromkeys(chunks, 1.0)
+    boost_compound_names(scores, chunks, query, 1.0)
+    pairs = 3  # environment variables, variables read, read options
+    assert scores["envvar"] == pytest.approx(1.0 + COMPOUND_BOOST * 2 / pairs)  # text and name
+    assert scores["env_var"] == pytest.approx(1.0 + COMPOUND_BOOST * 1 / pairs)
+    assert scores["env"] == 1.0  # one word's letters are not the pair

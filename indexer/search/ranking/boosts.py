@@ -51,7 +51,8 @@ WORD_COVERAGE_BOOST = 0.3
 WORD_COVERAGE_POWER = 2.0
 COVERAGE_MIN_WORDS = 2
 # Two adjacent words of a words query written as one identifier (``ProgressBar``,
-# ``progress_bar`` for "progress bar"): the code names the query's concept. A pair held by
+# ``progress_bar`` for "progress bar", ``envvar`` for "environment variable": each word cut
+# to three letters, ``_pair_forms``): the code names the query's concept. A pair held by
 # the chunk (its text, its definition's name or its file name) counts once and in that
 # name once more; the gain is this × the count over the query's pairs.
 COMPOUND_BOOST = 0.3
@@ -350,7 +351,7 @@ def boost_compound_names(
     if intent.is_symbol or intent.long:
         return
     adjacent = zip(intent.words, intent.words[1:], strict=False)
-    pairs = [(a + b, f"{a}_{b}") for a, b in adjacent if len(a) > 2 and len(b) > 2]
+    pairs = [_pair_forms(a, b) for a, b in adjacent if len(a) > 2 and len(b) > 2]
     if not pairs:
         return
     for cid in scores:
@@ -358,11 +359,21 @@ def boost_compound_names(
         name = f"{c.symbol} {c.path.rsplit('/', 1)[-1]}".lower()
         text = c.text.lower()
         held = 0
-        for joined, snake in pairs:
-            named = joined in name or snake in name
-            held += (named or joined in text or snake in text) + named
+        for forms in pairs:
+            if forms[0][:3] not in text and forms[0][:3] not in name:
+                continue  # no form can be there
+            named = any(f in name for f in forms)
+            held += (named or any(f in text for f in forms)) + named
         if held:
             scores[cid] += top * COMPOUND_BOOST * held / len(pairs)
+
+
+def _pair_forms(a: str, b: str) -> tuple[str, ...]:
+    """How code writes two adjacent query words as one identifier: joined, snake case, and
+    each cut to its first three letters (``envvar`` / ``env_var`` for "environment
+    variable", ``retval``, ``maxlen``). Every form starts with ``a``'s first three letters."""
+    forms = (a + b, f"{a}_{b}", a[:3] + b[:3], f"{a[:3]}_{b[:3]}")
+    return tuple(dict.fromkeys(forms))
 
 
 def _words_held(text: str, words: Sequence[str]) -> int:
