@@ -78,9 +78,11 @@ class CloneReport:
 def clone_sibling(
     own_uri: str, root: Path, settings: Settings, want: IndexMeta, project: str
 ) -> CloneReport | None:
-    """Make the (missing) index at ``own_uri`` a hard-linked clone of a sibling worktree's.
+    """Make the index at ``own_uri`` a hard-linked clone of a sibling worktree's.
 
-    The caller holds ``own_uri``'s writer lock and found no whole index there. None:
+    The caller holds ``own_uri``'s writer lock and found no whole index there, or one
+    that must be rebuilt (another schema, model or settings): a sibling built as
+    ``want`` replaces it. None:
     no sibling to clone (none indexed, busy, built with other settings) or linking
     failed; the reason is logged and the index run goes on as before.
     """
@@ -115,13 +117,16 @@ def clone_sibling(
                 crash_point("clone")
         _verify(stage)
         _set_project(stage, project)
-        shutil.rmtree(own / f"{PUBLISHED}.lance", ignore_errors=True)  # never a clone's
+        # An index built otherwise (older schema, other settings) loses its meta first,
+        # as ``Store.create`` does: from here it reads as no index until the clone's is in.
+        for name in (META, PUBLISHED):
+            shutil.rmtree(own / f"{name}.lance", ignore_errors=True)
         for name in CLONED_TABLES:  # meta last: from its rename on, the index is whole
             if name == META:
                 crash_point("clone-meta")
             target = own / f"{name}.lance"
             if target.exists():
-                shutil.rmtree(target)  # a table of an index whose creation was cut short
+                shutil.rmtree(target)  # a table of the index being replaced, or cut short
             os.rename(stage / f"{name}.lance", target)
     except StoreError as exc:  # busy, or its tables cannot be read: copy rows as before
         log.info("not linking the index of %s this time: %s", found[0], exc)

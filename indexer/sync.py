@@ -216,8 +216,9 @@ def index_workspace(
         want = wanted_meta(settings, embedder)
         have = store.read_meta()
         cloned = None
-        if have is None and not rebuild and store.is_local:
-            # A new worktree: its tables start as hard links to a sibling's (``clone``).
+        if not rebuild and store.is_local and rebuild_reason(have, want):
+            # A new worktree (or one whose index must be rebuilt): its tables start as
+            # hard links to a sibling's built as wanted (``clone``).
             cloned = clone_sibling(uri, root, settings, want, project)
             if cloned is not None:
                 counters.phases["clone"] = cloned.seconds

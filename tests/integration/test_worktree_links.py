@@ -262,3 +262,19 @@ def test_a_clone_killed_half_way_leaves_no_index_or_a_whole_one(tmp_path: Path, 
     store = open_store(feature, settings)
     assert store.count(FILES) == 6 and store.count(CHUNKS, "has_vector = false") == 0
     assert set(store.table(CHUNKS).to_arrow().column("project").to_pylist()) == {"feature"}
+
+
+def test_an_index_due_for_a_rebuild_takes_a_siblings_built_as_wanted(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    (feature / ".codesift.toml").write_text("[chunk]\nmax_lines = 40\n")  # built otherwise: its own index
+    alone = index_workspace(feature, load_settings(feature), embedder=embedder)
+    assert alone.files_linked == 0 and alone.rebuilt
+
+    (feature / ".codesift.toml").unlink()  # now built as the sibling is: linked, not rebuilt
+    report = index_workspace(feature, load_settings(feature), embedder=embedder)
+    assert report.files_linked == 5 and report.files_changed == 0 and report.chunks_embedded == 0
+    assert hits(feature, embedder, "retry the upload")[0] == "feature:app/upload.py"
