@@ -278,3 +278,29 @@ def test_an_index_due_for_a_rebuild_takes_a_siblings_built_as_wanted(
     report = index_workspace(feature, load_settings(feature), embedder=embedder)
     assert report.files_linked == 5 and report.files_changed == 0 and report.chunks_embedded == 0
     assert hits(feature, embedder, "retry the upload")[0] == "feature:app/upload.py"
+
+
+def test_a_clone_of_a_clone_holds_every_file_its_rows_need(tmp_path: Path, embedder: Embedder) -> None:
+    """A linked index's fragments have several data files (its own project column, vectors
+    merged in later): a clone of it must link every one, whoever drops what afterwards."""
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    first = worktree(main, tmp_path / "first")
+    assert index_workspace(first, load_settings(first), embedder=embedder).files_linked == 5
+    (first / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
+    index_workspace(first, load_settings(first), embedder=embedder)  # rows added, vectors merged
+    Store(
+        index_uri_for(main, load_settings(main))
+    ).drop_everything()  # main's index gone: first is the sibling
+
+    second = worktree(main, tmp_path / "second")
+    (second / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
+    report = index_workspace(second, load_settings(second), embedder=embedder)
+    assert report.files_linked == 6 and report.files_changed == 0 and report.chunks_embedded == 0
+    Store(index_uri_for(first, load_settings(first))).drop_everything()
+
+    store = open_store(second, load_settings(second))
+    for name in (FILES, CHUNKS, "symbols", "edges", "meta"):  # every column of every row reads
+        assert store.table(name).to_arrow().num_rows == store.count(name) > 0
+    assert set(store.table(CHUNKS).to_arrow().column("project").to_pylist()) == {"second"}
+    assert hits(second, embedder, "settle the ledger")[0] == "second:app/ledger.py"
