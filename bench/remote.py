@@ -10,7 +10,9 @@ Copies a part of this interpreter's standard library (all of it without
 * a second checkout with one file edited, overlaying that remote: time to vectors done,
 * hybrid search p50 on the overlaid index vs the index built alone,
 * 5 worktrees of one repository: each one's time to ready, and the disk their
-  indexes and the repository's shared embedding cache take vs 5 separate indexes
+  indexes (hard-linked files counted once) and the repository's shared embedding
+  cache take vs 5 separate indexes, then a branch switch in one worktree: what it
+  re-indexes and how much disk it still shares before and after the next optimize
   (``--worktrees-only``: this alone, without the S3 server).
 """
 
@@ -27,7 +29,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from codesift.indexer.embed import make_embedder
+from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.publish import publish
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest
@@ -68,46 +70,92 @@ def _hybrid_p50s(roots: list[Path]) -> list[float]:
     return [statistics.median(t) * 1000 for t in times]
 
 
-def _bytes(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+def _bytes(*folders: Path) -> int:
+    """Bytes of the files under ``folders``, a file hard-linked under several names counted once
+    (as one ``du`` over them all counts it)."""
+    seen: dict[tuple[int, int], int] = {}
+    for folder in folders:
+        for f in folder.rglob("*"):
+            st = f.lstat()
+            if f.is_file() and not f.is_symlink():
+                seen[(st.st_dev, st.st_ino)] = st.st_size
+    return sum(seen.values())
 
 
-def _worktrees(alone: Path, work: Path, n: int) -> None:
-    """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn."""
+def _shared(a: Path, b: Path) -> int:
+    """Bytes ``a`` and ``b`` hold in the same files (hard links)."""
+    return _bytes(a) + _bytes(b) - _bytes(a, b)
+
+
+def _switch_branch(main: Path, tree: Path, changed: int, embedder: Embedder, embed: bool = True) -> None:
+    """A branch that changes ``changed`` files, checked out in ``tree``: the re-index time, and
+    how much of ``tree``'s index still shares files with ``main``'s, before and after the next
+    optimize (a compaction rewrites fragments)."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    subprocess.run(["git", "-C", str(tree), "checkout", "-q", "-b", f"switch-{changed}"], check=True, env=env)
+    for i, path in enumerate(sorted(tree.rglob("*.py"))[:changed]):
+        path.write_text(path.read_text() + f"\n\ndef bench_switch_{i}():\n    return {i}\n")
+    subprocess.run(["git", "-C", str(tree), "commit", "-qam", "switch"], check=True, env=env)
+    t = time.perf_counter()
+    report = index_workspace(tree, load_settings(tree), embedder=embedder, embed=embed)
+    took = time.perf_counter() - t
+    mine, theirs = tree / ".codesift", main / ".codesift"
+    before = _shared(mine, theirs)
+    Store(index_uri_for(tree, load_settings(tree))).optimize(timedelta(milliseconds=1))
+    after = _shared(mine, theirs)
+    print(
+        f"  branch switch changing {changed} files: re-indexed {report.files_changed} files in {took:.1f} s; "
+        f"shared with the sibling's index {before / 1e6:.1f} MB of {_bytes(mine) / 1e6:.1f} MB, "
+        f"after the next optimize {after / 1e6:.1f} MB of {_bytes(mine) / 1e6:.1f} MB"
+    )
+
+
+def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True) -> None:
+    """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn;
+    then (``changed``) a branch switch in the second."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
     env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
     main = shutil.copytree(alone, work / "wt0", symlinks=True)  # its index comes along
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
         subprocess.run(["git", "-C", str(main), *cmd], check=True, env=env, capture_output=True)
     embedder = make_embedder(Settings().embed)
-    index_workspace(main, load_settings(main), embedder=embedder)  # its cache moves to the repository's
-    seconds = []
+    index_workspace(main, load_settings(main), embedder=embedder, embed=embed)  # its cache moves over
+    seconds: list[float] = []
+    linked: list[int] = []
     for i in range(1, n):
         tree = work / f"wt{i}"
         subprocess.run(
             ["git", "-C", str(main), "worktree", "add", "-q", str(tree)], check=True, capture_output=True
         )
         t = time.perf_counter()
-        index_workspace(tree, load_settings(tree), embedder=embedder)
+        report = index_workspace(tree, load_settings(tree), embedder=embedder, embed=embed)
         seconds.append(time.perf_counter() - t)
+        linked.append(report.files_linked)
     trees = [work / f"wt{i}" for i in range(n)]
     cache = shared_cache_dir(main, load_settings(main))
     shared = _bytes(cache) if cache is not None and cache.is_dir() else 0
     print(
-        f"{n} worktrees: each new one ready in {min(seconds):.1f}-{max(seconds):.1f} s; shared embedding "
+        f"{n} worktrees: each new one ready in {min(seconds):.2f}-{max(seconds):.2f} s "
+        f"({', '.join(f'{s:.2f}' for s in seconds)}; files kept by links {linked}); shared embedding "
         f"cache {shared / 1e6:.1f} MB ({cache if shared else 'none: each index has its own'})"
     )
-    for when in ("just built", "settled (versions older than 1 ms pruned)"):
+    settled = "settled (each index optimized once more, versions older than 1 ms pruned: its next optimize)"
+    for when in ("just built", settled):
         if when != "just built":
             time.sleep(0.01)
             for root in [alone, *trees]:  # what the next optimize after 5 minutes leaves
                 Store(index_uri_for(root, load_settings(root))).optimize(timedelta(milliseconds=1))
-        indexes = sum(_bytes(t / ".codesift") for t in trees)
+        indexes = _bytes(*(t / ".codesift" for t in trees))  # a file linked into several: once
+        apart = sum(_bytes(t / ".codesift") for t in trees)
         one = _bytes(alone / ".codesift")  # a separate index: its own cache inside
         print(
-            f"  {when}: {(indexes + shared) / 1e6:.1f} MB ({indexes / 1e6:.1f} MB of indexes + "
-            f"{shared / 1e6:.1f} MB shared) vs {n * one / 1e6:.1f} MB for {n} separate indexes"
+            f"  {when}: {(indexes + shared) / 1e6:.1f} MB ({indexes / 1e6:.1f} MB of indexes, "
+            f"{apart / 1e6:.1f} MB counting links apart, + {shared / 1e6:.1f} MB shared cache) "
+            f"vs {n * one / 1e6:.1f} MB for {n} separate indexes"
         )
+    if changed:
+        _switch_branch(main, trees[1], changed, embedder, embed)
 
 
 def main() -> None:
@@ -119,6 +167,14 @@ def main() -> None:
     ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
     ap.add_argument("--no-embed", action="store_true", help="text phase only (the copy's cost at scale)")
     ap.add_argument("--worktrees-only", action="store_true", help="index alone, then the worktrees; no S3")
+    ap.add_argument(
+        "--switch-files", type=int, default=5, help="files a branch switch changes in a worktree (0: none)"
+    )
+    ap.add_argument(
+        "--no-links",
+        action="store_true",
+        help="a new worktree copies its sibling's rows instead of linking its files (as before; to compare)",
+    )
     ap.add_argument(
         "--no-shared-cache",
         action="store_true",
@@ -138,13 +194,18 @@ def main() -> None:
         from codesift.indexer import freshen, sync
 
         sync.shared_cache_dir = freshen.shared_cache_dir = lambda root, settings: None  # type: ignore[assignment]
+    if args.no_links:
+        from codesift.indexer import sync
+
+        sync.clone_sibling = lambda *a, **k: None  # type: ignore[assignment]
     if args.worktrees_only:
         alone = shutil.copytree(src, work / "alone")
         t = time.perf_counter()
-        built = index_workspace(alone, load_settings(alone), embedder=make_embedder(Settings().embed))
+        embedder = make_embedder(Settings().embed)
+        built = index_workspace(alone, load_settings(alone), embedder=embedder, embed=not args.no_embed)
         alone_s = time.perf_counter() - t
         print(f"tree: {built.files_seen} files, {built.chunks_written} chunks; alone {alone_s:.1f} s")
-        _worktrees(alone, work, max(args.worktrees, 2))
+        _worktrees(alone, work, max(args.worktrees, 2), args.switch_files, not args.no_embed)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.integration.test_remote_s3 import _start_server  # the same server the tests start
@@ -206,7 +267,7 @@ def main() -> None:
     print(f"phases of the overlay run: { ({k: round(v, 2) for k, v in over.phase_seconds.items()}) }")
     print(f"hybrid p50: alone {p50_alone:.1f} ms, overlaid {p50_overlay:.1f} ms")
     if args.worktrees > 1:
-        _worktrees(alone, work, args.worktrees)
+        _worktrees(alone, work, args.worktrees, args.switch_files, embed)
 
 
 if __name__ == "__main__":

@@ -333,6 +333,10 @@ class IndexReport:
     note: str = ""  # why nothing, or little, was there to index (``workspace.ignore_note``)
     files_from_remote: int = 0  # copied, rows and vectors, from ``index.remote``
     chunks_from_remote: int = 0
+    # kept from a sibling worktree's index cloned by hard links (``indexer.clone``): its
+    # files, and the bytes of its files this index holds by links (no new disk)
+    files_linked: int = 0
+    bytes_linked: int = 0
 
 
 # The form ``embedding_text`` gives, in the index fingerprint and the embedding cache's

@@ -98,9 +98,10 @@ class IndexSettings:
         default=True,
         metadata=_doc(
             "Worktrees of one git repository share one embedding cache (in git's common directory, "
-            "never in a work tree), and without index.remote a new worktree's first index copies, rows "
-            "and vectors, the files whose content matches another worktree's index. Off: each index "
-            "keeps its own cache and copies nothing."
+            "never in a work tree), and without index.remote a new worktree's first index starts from "
+            "another worktree's index: its files hard-linked (the rows stay on the disk once), or, where "
+            "links cannot be made, its rows and vectors copied; then only files whose content differs are "
+            "parsed. Off: each index keeps its own cache and copies nothing."
         ),
     )
     embed_cache: str = field(

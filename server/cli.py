@@ -200,6 +200,11 @@ def index(
     if report.files_from_remote:
         copied = f"{report.files_from_remote} files ({report.chunks_from_remote} chunks)"
         out.print(f"{copied} copied from the remote index, rows and vectors")
+    if report.files_linked:
+        shared = f"{report.bytes_linked / 1e6:.1f} MB"
+        out.print(
+            f"{report.files_linked} files kept from a sibling worktree's index, linked ({shared} shared)"
+        )
     if report.note:
         out.print(f"[yellow]{escape(report.note)}[/]")
     if published is not None:

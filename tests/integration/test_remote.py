@@ -7,7 +7,9 @@ on loopback, is tests/e2e/test_remote_s3.py.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from codesift.indexer import clone
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.progress import Progress
 from codesift.indexer.publish import publish
@@ -244,7 +247,18 @@ def test_cli_publishes_and_status_reports_the_remote(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown storage scheme" in bad.stderr
 
 
-def test_a_second_worktree_copies_the_first_ones_rows_and_vectors(tmp_path: Path, embedder: Embedder) -> None:
+def _cross_device(src: object, dst: object) -> None:
+    raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["linked", "links-fail"])
+def test_a_second_worktree_copies_the_first_ones_rows_and_vectors(
+    tmp_path: Path,
+    embedder: Embedder,
+    links: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     main = write_workspace(tmp_path / "main")
     commit_all(main)
     first = index_workspace(main, load_settings(main), embedder=embedder)
@@ -252,8 +266,15 @@ def test_a_second_worktree_copies_the_first_ones_rows_and_vectors(tmp_path: Path
     feature = tmp_path / "feature"
     (feature / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
 
-    report = index_workspace(feature, load_settings(feature), embedder=embedder)
-    assert report.files_from_remote == 5 and report.files_changed == 1  # only ledger.py is parsed
+    if not links:  # another file system: the clone falls back to copying rows, and says so
+        monkeypatch.setattr(clone.os, "link", _cross_device)
+    with caplog.at_level(logging.INFO, logger="codesift.indexer.clone"):
+        report = index_workspace(feature, load_settings(feature), embedder=embedder)
+    kept = report.files_linked if links else report.files_from_remote
+    assert kept == 5 and report.files_changed == 1  # only ledger.py is parsed
+    assert (report.bytes_linked > 0) == links
+    assert links or "copying its rows instead" in caplog.text
+    monkeypatch.undo()
     assert report.chunks_embedded == 1 < first.chunks_embedded
     st = index_status(feature, load_settings(feature))
     assert st.remote is not None and st.remote.uri == str(main / ".codesift") and st.remote.overlay_files == 1
