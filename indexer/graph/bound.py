@@ -23,6 +23,7 @@ from ..languages.bindings import (
     RETURN,
     RETURN_PART,
     SEPARATOR,
+    VALUES,
     WITH,
 )
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
@@ -245,6 +246,8 @@ class BoundTypes:
         """The class of the value a marked edge binds to ``name``: the annotation's class, the
         called class, the called function's return annotation (then ``__enter__``'s for
         ``with``), or one item of its declared tuple (``a, b = f()``)."""
+        if edge.kind is EdgeKind.REFERENCE and edge.alias.startswith(IN):  # `for p in cmd.params`
+            return None if name.endswith((CALLED, VALUES)) else self.attribute_items(edge)
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
@@ -273,6 +276,20 @@ class BoundTypes:
             # even when a base of `t` defines it
             t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
+
+    def attribute_items(self, edge: Edge) -> Symbol | None:
+        """What iterating ``edge``'s ``cmd.params`` (``self.a.params``) gives: the item class the
+        class of what ``cmd`` holds (a typed local, parameter or module variable; ``self``'s
+        class) states for its attribute (``self.params: list[Parameter]``), each attribute on
+        the way typed by its class too; None when any of them is not stated."""
+        head, *middle, last = edge.to_name.split(".")
+        if head == "self":
+            t = self.enclosing_type(edge.path, edge.from_symbol)
+        else:
+            t = self.variable_type(edge.path, edge.from_symbol, head)
+        for part in middle:
+            t = self.attribute_type(t, part) if t is not None and t.kind in TYPE_KINDS else None
+        return self.attribute_type(t, last + ITEMS) if t is not None and t.kind in TYPE_KINDS else None
 
     def returns_self(self, fn: Symbol) -> bool:
         """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""
