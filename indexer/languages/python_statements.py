@@ -62,7 +62,16 @@ def _value_binding(value: Node | None) -> _Binding:
         first = args.named_children[0] if args is not None and args.named_child_count else None
         ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
         return _Binding("val", first) if ok else _UNKNOWN
+    if callee is not None and node_text(callee) == "self.__class__.__new__" and not _of_own_class(value):
+        return _UNKNOWN  # `self.__class__.__new__(Other)`: an `Other`, not this class
     return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+def _of_own_class(call: Node | None) -> bool:
+    """Whether ``call``'s arguments are ``self.__class__`` alone."""
+    args = call.child_by_field_name("arguments") if call is not None else None
+    inner = args.named_children if args is not None else []
+    return len(inner) == 1 and node_text(inner[0]) == "self.__class__"
 
 
 _CASTS = frozenset({"cast", "t.cast", "typing.cast"})

@@ -646,6 +646,23 @@ def graph(code: str) -> Graph:
             "d.invoke",
             "Context.invoke",
         ),
+        # a method returning its receiver (or a new object of the receiver's class) gives, bound
+        # to a name, what the receiver holds: the receiver's class, not the method's
+        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch", "Builder.fetch"),
+        ("def f():\n    b = Narrow()\n    w = b.where()\n    w.fetch()\n", "w.fetch", "Narrow.fetch"),
+        (
+            "class A:\n    def copy(self):\n        return self.__class__()\n    def m(self): ...\n"
+            "class B(A):\n    def m(self): ...\ndef f(b: B):\n    c = b.copy()\n    c.m()\n",
+            "c.m",
+            "B.m",
+        ),
+        (
+            "class A:\n    def clone(self):\n        n = self.__class__.__new__(self.__class__)\n"
+            "        return n\nclass B(A):\n    def m(self): ...\n"
+            "default = B()\nstrict = default.clone()\nstrict.m()\n",
+            "strict.m",
+            "B.m",
+        ),
         # a loop over an attribute of a typed receiver: the items its class declares
         (BOX + "def f(b: Box):\n    for c in b.items:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
         (BOX + "def f(b: Box):\n    [c.invoke() for c in b.items]\n", "c.invoke", "Context.invoke"),
@@ -698,8 +715,13 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(c: t.Literal['Context']):\n    c.invoke()\n", "c.invoke"),
         ("def f(c: t.Annotated[Plain, 'Context']):\n    c.invoke()\n", "c.invoke"),
         ("def f(c: 'Context | Plain'):\n    c.invoke()\n", "c.invoke"),
-        # a method returning `self` gives its receiver: known only where the receiver is
-        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch"),
+        # a method making an object of a class it is given, not its own: no type
+        (
+            "class A:\n    def copy(self):\n        n = self.__class__.__new__(Plain)\n        return n\n"
+            "    def m(self): ...\nclass B(A):\n    def m(self): ...\n"
+            "def f(b: B):\n    c = b.copy()\n    c.m()\n",
+            "c.m",
+        ),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
