@@ -257,6 +257,7 @@ def python_marks(
     _copies_narrowed(found, tests)
     _unshadowed(found, classes)
     _declared_wins(found, reassigned)
+    _declared_here_only(found)
     # the straight-line flow of `x = a.b` too: none where `a` is a variable of the function
     assigned = [(sc, n, name, b) for sc, n, name, b in assigned if not _reads_a_variable(found, sc, b)]
     _called_methods(found, lazy, methods_read, methods)
@@ -342,6 +343,21 @@ def _declared_wins(found: Found, reassigned: list[tuple[tuple[str, str, str], in
             if key[0] == "attr" or (len(homes) == 1 and _function_around(target) in homes)
         }
         found[key] = [b for i, b in enumerate(bindings) if i not in dropped or b.how == "ann"]
+
+
+def _declared_here_only(found: Found) -> None:
+    """A function's name declared in one function and bound by a value in another (an
+    annotated parameter of a nested ``def``, which is no symbol and so shares the scope of the
+    function around it, and ``a = stuff.x`` there): two variables under one key, and the
+    annotation types neither — the outer one holds that value, not the declared type."""
+    for (kind, scope, name), bindings in found.items():
+        if kind != "local" or not scope or name.endswith((ITEMS, CALLED, VALUES)):
+            continue
+        homes = {_function_around(b.node) for b in bindings if b.how == "ann" and b.node is not None}
+        if homes and any(
+            b.how != "ann" and b.node is not None and _function_around(b.node) not in homes for b in bindings
+        ):
+            bindings.append(_UNKNOWN)
 
 
 def _function_around(node: Node) -> tuple[int, int] | None:

@@ -1083,6 +1083,12 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # a declared name rebound by a loop or a `with`: not an assignment held to the declaration
         ("def f(x: Context, xs):\n    x.invoke()\n    for x in xs:\n        pass\n", "x.invoke"),
         ("def f(x: Context, xs):\n    x.invoke()\n    with xs as x:\n        pass\n", "x.invoke"),
+        # a nested def's annotated parameter is not the outer function's variable of that name
+        (
+            "def f():\n    def stuff(a: Context):\n        return a.invoke()\n    a = stuff.x\n"
+            "    a.invoke()\n",
+            "a.invoke",
+        ),
         # a copy of a tested name after its rebinding, or in a function made in the block
         (
             "def f(c, k):\n    if isinstance(c, Context):\n        c = k\n        d = c\n"
