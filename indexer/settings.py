@@ -326,8 +326,11 @@ class Settings:
             # guard's name; 15: Swift `#warning` / `#error` / `#sourceLocation` lines blanked for the parse,
             # Python `x = x or value` / `self.a = x or value` of a parameter `x=None` typed as
             # `value`, a Swift implicit member `.name(…)` a member of the type its context
-            # states, else of an unknown receiver), so old indexes rebuild.
-            "parser": "15",
+            # states, else of an unknown receiver; 16: Python: a declared name keeps its type
+            # over plain reassignments, `isinstance` narrowing up to a rebinding and through
+            # copies, a reference edge at `for p in cmd.params`'s attribute), so old indexes
+            # rebuild.
+            "parser": "16",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

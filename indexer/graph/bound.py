@@ -23,6 +23,7 @@ from ..languages.bindings import (
     RETURN,
     RETURN_PART,
     SEPARATOR,
+    VALUES,
     WITH,
 )
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
@@ -245,6 +246,8 @@ class BoundTypes:
         """The class of the value a marked edge binds to ``name``: the annotation's class, the
         called class, the called function's return annotation (then ``__enter__``'s for
         ``with``), or one item of its declared tuple (``a, b = f()``)."""
+        if edge.kind is EdgeKind.REFERENCE and edge.alias.startswith(IN):  # `for p in cmd.params`
+            return None if name.endswith((CALLED, VALUES)) else self.attribute_items(edge)
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
@@ -267,6 +270,12 @@ class BoundTypes:
             items = sym.kind in CALLABLE_KINDS and edge.kind is EdgeKind.CALL
             return self.bound_type(sym.path, sym.qualified_name, RETURN + ITEMS) if items else None
         t = self.result_of(sym) if edge.kind is EdgeKind.CALL else sym if sym.kind in TYPE_KINDS else None
+        if edge.kind is EdgeKind.CALL and sym.kind in CALLABLE_KINDS and self.returns_self(sym):
+            # `SMTP = default.clone(…)` where `clone` returns its receiver's class: what
+            # `default` holds, when the code states it (not the class defining `clone`)
+            *receiver, last = edge.to_name.split(".")
+            held = self.receiver_type(edge.path, edge.from_symbol, receiver)
+            t = held if held is not None and self.member(held, last) == sym else t
         if t is not None and edge.alias.startswith(WITH):
             enter = self.member(t, "__enter__")
             # `__enter__` returning `self` (or `-> Self`) gives the object entered: a `t`,
@@ -274,13 +283,41 @@ class BoundTypes:
             t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
 
+    def attribute_items(self, edge: Edge) -> Symbol | None:
+        """What iterating ``edge``'s ``cmd.params`` (``self.a.params``) gives: the item class the
+        class of what ``cmd`` holds states for its attribute (``self.params: list[Parameter]``);
+        None when either is not stated."""
+        *receiver, last = edge.to_name.split(".")
+        t = self.receiver_type(edge.path, edge.from_symbol, receiver)
+        return self.attribute_type(t, last + ITEMS) if t is not None else None
+
+    def receiver_type(self, path: str, scope: str, names: list[str]) -> Symbol | None:
+        """The class of what ``names`` (``cmd``, ``self.a``, ``models.default``'s parts as
+        written in ``scope``) holds: ``self``'s class, or a typed local, parameter or module
+        variable of this file, each attribute after it typed by its class; None when any
+        part is not stated (or is a call)."""
+        if not names or any(not n.isidentifier() for n in names):
+            return None
+        head, *middle = names
+        t = self.enclosing_type(path, scope) if head == "self" else self.variable_type(path, scope, head)
+        for part in middle:
+            t = self.attribute_type(t, part) if t is not None and t.kind in TYPE_KINDS else None
+        return t if t is not None and t.kind in TYPE_KINDS else None
+
     def returns_self(self, fn: Symbol) -> bool:
-        """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""
+        """Whether every return of ``fn`` is its receiver or a new object of the receiver's own
+        class: ``return self``, ``-> Self``, ``return self.__class__(…)``, a copy of
+        ``self.__class__.__new__(self.__class__)`` (the binder types no other ``__new__``)."""
         edges = self.snap.binding_edges(fn.path, fn.qualified_name, RETURN)
         return bool(edges) and all(
-            e.kind is EdgeKind.REFERENCE and (e.to_name == "self" or e.to_name.rpartition(".")[2] == "Self")
+            (e.kind is EdgeKind.REFERENCE and (e.to_name == "self" or e.to_name.rpartition(".")[2] == "Self"))
+            or (e.kind is EdgeKind.CALL and e.to_name in _OWN_CLASS_MADE and fn.language == "python")
             for e in edges
         )
+
+
+# calls that make an object of the receiver's own class (a subclass's, called on one)
+_OWN_CLASS_MADE = frozenset({"self.__class__", "self.__class__.__new__"})
 
 
 def _part_of(alias: str, name: str) -> str:

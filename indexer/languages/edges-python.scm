@@ -39,6 +39,10 @@
 (assignment
   left: (identifier)
   right: (attribute) @held)
+; `for p in cmd.params`: the attribute's items type the loop variable, read at query time
+; from what `cmd` holds (edges.py keeps the edge only where the binder marks it)
+(for_statement right: (attribute) @held)
+(for_in_clause right: (attribute) @held)
 ; a parameter's `None` default replaced (`if cls is None: cls = JSONEncoder`): what the name
 ; holds, or the class calling it makes (edges.py keeps the edge only where the binder marks it)
 (if_statement

@@ -5,8 +5,9 @@ it untyped); this module reads Python's tree. Beyond the shared rules it types:
 
 * what every ``return`` of an unannotated function gives (a call's result, a typed
   local, ``None``; a ``yield`` or ``async def`` leaves it untyped);
-* a name inside the block of ``if isinstance(name, C):``: uses there read a narrowed
-  name (``x#12c4``) bound to ``C`` (:attr:`.bindings.Marks.narrowed`);
+* a name inside the block of ``if isinstance(name, C):``, up to a statement that binds it
+  again: uses there read a narrowed name (``x#12c4``) bound to ``C``
+  (:attr:`.bindings.Marks.narrowed`), and so does a copy made there (``other = name``);
 * ``a, b = f()``: each name by the matching item of ``f``'s declared tuple;
 * after ``assert isinstance(name, C)``, up to a statement that binds it again: a ``C``;
 * ``x = mod.var`` in a function (``root = logging.root``): what that module-level variable
@@ -111,7 +112,7 @@ def python_marks(
     found: dict[tuple[str, str, str], list[_Binding]] = defaultdict(list)
     elsewhere: set[str] = set()  # names bound in a scope other than the module's
     bases: dict[str, tuple[int, list[str]]] = {}  # class → (where, the names of its bases)
-    narrowings: list[tuple[Node, str, str]] = []  # (block, name, narrowed name)
+    narrowings: list[tuple[list[Node], str, str]] = []  # (statements, name, narrowed name)
     # what calling each name gives (`name()`) and a mapping's values (`name{}`): only the
     # bindings that say something; kept for the names whose bindings state them (or, for
     # `name()`, that are called)
@@ -127,6 +128,12 @@ def python_marks(
     methods: set[tuple[str, str]] = set()  # (class, name) of each method a class body defines
     # `if isinstance(x, str): x = C(x)` of a parameter `x='…'`: (scope, the `if`, what it reads)
     conversions: list[tuple[str, Node, tuple[str, Node, Node, list[Node]]]] = []
+    # where a plain assignment (`x = value`, `self.x = value`) put its binding of a name:
+    # (key, index in its list); a declared name keeps its annotation over these
+    reassigned: list[tuple[tuple[str, str, str], int, Node]] = []
+    # `if isinstance(x, C)`: (scope, where it holds: start and end byte, x, x#…)
+    tests: list[tuple[str, int, int, str, str]] = []
+    assigning = False
 
     def scope_of(node: Node) -> str:
         return at(node.start_byte)
@@ -158,6 +165,8 @@ def python_marks(
                 kind, where = "local", scope
                 if scope:
                     elsewhere.add(name)
+            if assigning:
+                reassigned.append(((kind, where, name), len(found[(kind, where, name)]), target))
             found[(kind, where, name)].append(b)
             found[(kind, where, name + ITEMS)].append(item)
             if call is not _UNKNOWN:
@@ -176,7 +185,9 @@ def python_marks(
                 spots[deleted].append(node.start_byte)
         elif capture == "assign":
             scope = scope_of(node)
+            assigning = node.child_by_field_name("type") is None  # `x: T = …` declares
             _assignment(node, scope, bind, classes)
+            assigning = False
             bound_method = _self_member(node, scope, classes)
             if bound_method is not None:
                 methods_read.append(bound_method)
@@ -207,10 +218,11 @@ def python_marks(
         elif capture == "if":
             scope = scope_of(node)
             if scope and scope not in classes:
-                for tested, cls, block in _isinstance_tests(node):
+                for tested, cls, statements in _isinstance_tests(node):
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
-                    narrowings.append((block, tested, narrowed))
+                    narrowings.append((statements, tested, narrowed))
+                    tests.append((scope, statements[0].start_byte, statements[-1].end_byte, tested, narrowed))
                 conversion = (
                     _converted(node)
                     if "isinstance" in node_text(node.child_by_field_name("condition"))
@@ -242,15 +254,24 @@ def python_marks(
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    _copies_narrowed(found, tests)
     _unshadowed(found, classes)
+    _declared_wins(found, reassigned)
+    _declared_here_only(found)
     # the straight-line flow of `x = a.b` too: none where `a` is a variable of the function
     assigned = [(sc, n, name, b) for sc, n, name, b in assigned if not _reads_a_variable(found, sc, b)]
     _called_methods(found, lazy, methods_read, methods)
     _keep_derived(found, lazy, called)
     _inherit_attributes(found, bases, classes)
     regions = [
-        (_point(b.start_point), _point(b.end_point), tested, narrowed, _nested_functions(b))
-        for b, tested, narrowed in narrowings
+        (
+            _point(stmts[0].start_point),
+            _point(stmts[-1].end_point),
+            tested,
+            narrowed,
+            [f for stmt in stmts for f in _nested_functions(stmt)],
+        )
+        for stmts, tested, narrowed in narrowings
     ]
     regions += asserted
     regions += _conversions(conversions, found, spots)
@@ -261,6 +282,92 @@ def python_marks(
         marks.unnarrowed += nested
     marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _copies_narrowed(found: Found, tests: list[tuple[str, int, int, str, str]]) -> None:
+    """A copy made inside an ``if isinstance(x, C):`` block of its function (``other = x``),
+    before any statement there binds ``x`` again, copies the narrowed ``x``: a ``C`` (see
+    :func:`.python_narrowing._isinstance_tests`; of nested tests, the innermost). A copy in a
+    function nested there has another scope (it runs later): unchanged."""
+    if not tests:
+        return
+    for bindings in found.values():
+        for i, b in enumerate(bindings):
+            if b.how != "copy" or b.node is None or ":" in b.scope or b.scope == _ELSEWHERE:
+                continue
+            at = b.node.start_byte
+            around = [
+                (start, narrowed)
+                for scope, start, end, tested, narrowed in tests
+                if b.scope == scope and b.text == tested and start <= at < end and not _made_in(b.node, start)
+            ]
+            if around:  # the innermost test's block
+                narrowed = max(around)[1]
+                bindings[i] = _Binding("copy", b.node, b.scope, narrowed[len(b.text) :] + b.suffix)
+
+
+def _made_in(node: Node, start: int) -> bool:
+    """Whether ``node`` is inside a function, lambda or class that starts at or after
+    ``start`` (a nested ``def`` is no symbol, so its code shares the outer scope's name)."""
+    parent = node.parent
+    while parent is not None and parent.start_byte >= start:
+        if parent.type in ("function_definition", "lambda", "class_definition"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _declared_wins(found: Found, reassigned: list[tuple[tuple[str, str, str], int, Node]]) -> None:
+    """A name its scope declares (``ctx: Context`` as a parameter, ``self.params: list[P] =
+    …``) keeps that type over the plain assignments of the same scope (``ctx = ctx.parent``,
+    ``x = o``), whatever they assign: a type checker holds every assignment to the
+    declaration (and types an untyped value as the declared type), as it does for calls of
+    other callees, where the annotation already wins. Only the name itself: what iterating
+    or calling it gives stays as those assignments leave it. A loop, ``with``, ``except``, a
+    comprehension's or a nested function's binding is not such an assignment (in Python a
+    comprehension's variable is a name of its own): it still leaves the name untyped; nor is
+    an assignment in another function than the declaration (a nested ``def`` is no symbol:
+    its names share the scope of the function around it)."""
+    by_key: dict[tuple[str, str, str], list[tuple[int, Node]]] = defaultdict(list)
+    for key, i, target in reassigned:
+        by_key[key].append((i, target))
+    for key, spots in by_key.items():
+        bindings = found.get(key, [])
+        declared = [b.node for b in bindings if b.how == "ann" and b.node is not None]
+        if not declared:
+            continue
+        homes = {_function_around(n) for n in declared}
+        dropped = {
+            i
+            for i, target in spots
+            if key[0] == "attr" or (len(homes) == 1 and _function_around(target) in homes)
+        }
+        found[key] = [b for i, b in enumerate(bindings) if i not in dropped or b.how == "ann"]
+
+
+def _declared_here_only(found: Found) -> None:
+    """A function's name declared in one function and bound by a value in another (an
+    annotated parameter of a nested ``def``, which is no symbol and so shares the scope of the
+    function around it, and ``a = stuff.x`` there): two variables under one key, and the
+    annotation types neither — the outer one holds that value, not the declared type."""
+    for (kind, scope, name), bindings in found.items():
+        if kind != "local" or not scope or name.endswith((ITEMS, CALLED, VALUES)):
+            continue
+        homes = {_function_around(b.node) for b in bindings if b.how == "ann" and b.node is not None}
+        if homes and any(
+            b.how != "ann" and b.node is not None and _function_around(b.node) not in homes for b in bindings
+        ):
+            bindings.append(_UNKNOWN)
+
+
+def _function_around(node: Node) -> tuple[int, int] | None:
+    """The span of the innermost function, lambda or class around ``node`` (None: the module)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda", "class_definition"):
+            return (parent.start_byte, parent.end_byte)
+        parent = parent.parent
+    return None
 
 
 def _conversions(
@@ -442,7 +549,7 @@ def _except(
     classes: Collection[str],
     bind: Bind,
     found: Found,
-    narrowings: list[tuple[Node, str, str]],
+    narrowings: list[tuple[list[Node], str, str]],
 ) -> None:
     """``except C as e:``: in its block ``e`` is a ``C`` (a narrowed name, as in an
     ``isinstance`` block), unless the block rebinds it; ``e`` itself stays untyped in the
@@ -465,7 +572,7 @@ def _except(
     if ok and block is not None and scope and scope not in classes and not _rebinds(block, name):
         narrowed = narrowed_name(name, node.start_point)
         found[("local", scope, narrowed)].append(_Binding("val", cls))
-        narrowings.append((block, name, narrowed))
+        narrowings.append((block.named_children, name, narrowed))
 
 
 def _nested_functions(block: Node) -> list[tuple[Point, Point]]:

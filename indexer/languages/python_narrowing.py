@@ -15,15 +15,24 @@ from .base import node_text
 from .python_types import _callee, _dotted
 
 
-def _isinstance_tests(node: Node) -> list[tuple[str, Node, Node]]:
-    """``(name, class, block)`` for each ``isinstance(name, C)`` an ``if`` / ``elif`` condition
-    asserts (alone or in an ``and``), when the block never rebinds the name: inside it the
-    name holds a ``C``. A tuple of classes, an attribute (``self.x``: a call may change it)
-    or a rebinding in the block narrows nothing."""
+def _isinstance_tests(node: Node) -> list[tuple[str, Node, list[Node]]]:
+    """``(name, class, statements)`` for each ``isinstance(name, C)`` an ``if`` / ``elif``
+    condition asserts (alone or in an ``and``): in the statements of its block up to the first
+    one that binds the name again (all of them when none does), the name holds a ``C``. A
+    tuple of classes or an attribute (``self.x``: a call may change it) narrows nothing."""
     cond, block = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
     if cond is None or block is None:
         return []
-    return [(name, cls, block) for name, cls in _tested(cond) if not _rebinds(block, name)]
+    out: list[tuple[str, Node, list[Node]]] = []
+    for name, cls in _tested(cond):
+        before: list[Node] = []
+        for statement in block.named_children:
+            if _rebinds(statement, name):
+                break
+            before.append(statement)
+        if before:
+            out.append((name, cls, before))
+    return out
 
 
 def _asserted(node: Node) -> list[tuple[str, Node, list[Node]]]:

@@ -62,7 +62,16 @@ def _value_binding(value: Node | None) -> _Binding:
         first = args.named_children[0] if args is not None and args.named_child_count else None
         ok = first is not None and first.type in ("identifier", "attribute") and _dotted(first)
         return _Binding("val", first) if ok else _UNKNOWN
+    if callee is not None and node_text(callee) == "self.__class__.__new__" and not _of_own_class(value):
+        return _UNKNOWN  # `self.__class__.__new__(Other)`: an `Other`, not this class
     return _Binding("call", callee) if callee is not None else _UNKNOWN
+
+
+def _of_own_class(call: Node | None) -> bool:
+    """Whether ``call``'s arguments are ``self.__class__`` alone."""
+    args = call.child_by_field_name("arguments") if call is not None else None
+    inner = args.named_children if args is not None else []
+    return len(inner) == 1 and node_text(inner[0]) == "self.__class__"
 
 
 _CASTS = frozenset({"cast", "t.cast", "typing.cast"})
@@ -285,7 +294,20 @@ def _item_binding(right: Node, scope: str, classes: Collection[str]) -> _Binding
         owner = "attr:" + scope.rpartition(".")[0]  # `self.params` in a method of its class
         attr = right.child_by_field_name("attribute")
         return _Binding("copy", attr, owner, ITEMS) if attr is not None else _UNKNOWN
+    if right.type == "attribute" and _attribute_path(right):
+        # `for p in cmd.params`: an item of the attribute of what `cmd` holds, read at query
+        # time (a reference edge at `cmd.params`, kept where marked; see `edges-python.scm`)
+        return _Binding("in", right)
     return _UNKNOWN
+
+
+def _attribute_path(node: Node) -> bool:
+    """Whether ``node`` is ``name.attr`` or ``name.a.attr`` of plain names, ``self.a.attr``
+    (not ``self.attr``, which its class's own bindings answer, nor ``cls.attr``, a class's)."""
+    parts = node_text(node).split(".")
+    if not _dotted(node) or any(not p.isidentifier() for p in parts):
+        return False
+    return parts[0] != "cls" and (parts[0] != "self" or len(parts) > 2)
 
 
 def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = None) -> None:

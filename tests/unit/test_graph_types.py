@@ -91,6 +91,10 @@ def rebind():
 """
 
 
+# a class whose attribute declares its items (`for c in box.items`: a Context)
+BOX = "class Box:\n    def __init__(self):\n        self.items: list[Context] = []\n        self.other = []\n"
+
+
 def resolved(graph: Graph, path: str, line_text: str) -> str | None:
     """What the call whose line holds ``line_text`` resolves to (its qualified name)."""
     lines = graph_source[path].split("\n")
@@ -608,6 +612,77 @@ def graph(code: str) -> Graph:
             "self._parser.invoke",
             "Context.invoke",
         ),
+        # a declared name keeps its type over plain assignments of untyped values (a type
+        # checker holds them to the declaration)
+        (
+            "def f(ctx: Context):\n    ctx.invoke()\n    while ctx.parent is not None:\n"
+            "        ctx = ctx.parent\n",
+            "ctx.invoke",
+            "Context.invoke",
+        ),
+        ("def f(c: Context, o):\n    c.invoke()\n    c = o\n", "c.invoke", "Context.invoke"),
+        ("def f(c: Context, o):\n    c.invoke()\n    c, d = o\n", "c.invoke", "Context.invoke"),
+        (
+            "class H:\n    def __init__(self, c: Context):\n        self.c: Context = c\n"
+            "    def reset(self, o):\n        self.c = o\n    def go(self):\n        self.c.invoke()\n",
+            "self.c.invoke",
+            "Context.invoke",
+        ),
+        # an `isinstance` block narrows up to a statement binding the name again, and a copy
+        # made there holds the narrowed value
+        (
+            "def f(c, k):\n    if isinstance(c, Context):\n        c.invoke()\n        c = k\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c):\n    if isinstance(c, Context):\n        d = c\n        d.invoke()\n",
+            "d.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c, k):\n    if isinstance(c, Plain):\n        if isinstance(c, Context):\n"
+            "            d = c\n        c = k\n    d.invoke()\n",
+            "d.invoke",
+            "Context.invoke",
+        ),
+        # a method returning its receiver (or a new object of the receiver's class) gives, bound
+        # to a name, what the receiver holds: the receiver's class, not the method's
+        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch", "Builder.fetch"),
+        ("def f():\n    b = Narrow()\n    w = b.where()\n    w.fetch()\n", "w.fetch", "Narrow.fetch"),
+        (
+            "class A:\n    def copy(self):\n        return self.__class__()\n    def m(self): ...\n"
+            "class B(A):\n    def m(self): ...\ndef f(b: B):\n    c = b.copy()\n    c.m()\n",
+            "c.m",
+            "B.m",
+        ),
+        (
+            "class A:\n    def clone(self):\n        n = self.__class__.__new__(self.__class__)\n"
+            "        return n\nclass B(A):\n    def m(self): ...\n"
+            "default = B()\nstrict = default.clone()\nstrict.m()\n",
+            "strict.m",
+            "B.m",
+        ),
+        # a loop over an attribute of a typed receiver: the items its class declares
+        (BOX + "def f(b: Box):\n    for c in b.items:\n        c.invoke()\n", "c.invoke", "Context.invoke"),
+        (BOX + "def f(b: Box):\n    [c.invoke() for c in b.items]\n", "c.invoke", "Context.invoke"),
+        (
+            BOX + "box = Box()\ndef f():\n    for c in box.items:\n        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            BOX + "class H:\n    def __init__(self, b: Box):\n        self.b = b\n    def go(self):\n"
+            "        for c in self.b.items:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            BOX + "def f(x):\n    if isinstance(x, Box):\n        b = x\n        x = None\n"
+            "        for c in b.items:\n            c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
     ],
 )
 def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> None:
@@ -640,8 +715,13 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ("def f(c: t.Literal['Context']):\n    c.invoke()\n", "c.invoke"),
         ("def f(c: t.Annotated[Plain, 'Context']):\n    c.invoke()\n", "c.invoke"),
         ("def f(c: 'Context | Plain'):\n    c.invoke()\n", "c.invoke"),
-        # a method returning `self` gives its receiver: known only where the receiver is
-        ("def f():\n    b = Builder()\n    w = b.where()\n    w.fetch()\n", "w.fetch"),
+        # a method making an object of a class it is given, not its own: no type
+        (
+            "class A:\n    def copy(self):\n        n = self.__class__.__new__(Plain)\n        return n\n"
+            "    def m(self): ...\nclass B(A):\n    def m(self): ...\n"
+            "def f(b: B):\n    c = b.copy()\n    c.m()\n",
+            "c.m",
+        ),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
         (
             "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
@@ -1000,6 +1080,34 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         ),
         # `cls` outside a class is a variable (a classmethod's is the class)
         ("def f(cls):\n    cls.invoke()\n", "cls.invoke"),
+        # a declared name rebound by a loop or a `with`: not an assignment held to the declaration
+        ("def f(x: Context, xs):\n    x.invoke()\n    for x in xs:\n        pass\n", "x.invoke"),
+        ("def f(x: Context, xs):\n    x.invoke()\n    with xs as x:\n        pass\n", "x.invoke"),
+        # a nested def's annotated parameter is not the outer function's variable of that name
+        (
+            "def f():\n    def stuff(a: Context):\n        return a.invoke()\n    a = stuff.x\n"
+            "    a.invoke()\n",
+            "a.invoke",
+        ),
+        # a copy of a tested name after its rebinding, or in a function made in the block
+        (
+            "def f(c, k):\n    if isinstance(c, Context):\n        c = k\n        d = c\n"
+            "        d.invoke()\n",
+            "d.invoke",
+        ),
+        (
+            "def f(c):\n    if isinstance(c, Context):\n        def g():\n            d = c\n"
+            "            d.invoke()\n",
+            "d.invoke",
+        ),
+        # a loop over an attribute of an untyped receiver, or one whose class states no items
+        (BOX + "def f(b):\n    for c in b.items:\n        c.invoke()\n", "c.invoke"),
+        (BOX + "def f(b: Box):\n    for c in b.other:\n        c.invoke()\n", "c.invoke"),
+        (
+            "class Box:\n    def __init__(self):\n        self.items = unknown()\n"
+            "def f(b: Box):\n    for c in b.items:\n        c.invoke()\n",
+            "c.invoke",
+        ),
     ],
 )
 def test_an_unstated_type_stays_unresolved_with_candidates(code: str, call: str) -> None:
