@@ -325,8 +325,10 @@ class Settings:
             # guard's name; 15: Swift `#warning` / `#error` / `#sourceLocation` lines blanked for the parse,
             # Python `x = x or value` / `self.a = x or value` of a parameter `x=None` typed as
             # `value`, a Swift implicit member `.name(…)` a member of the type its context
-            # states, else of an unknown receiver), so old indexes rebuild.
-            "parser": "15",
+            # states, else of an unknown receiver; 16: Swift `$0` of an SDK closure
+            # (`Mutex<Foo>.withLock`, languages/swift_sdk.py) written through its receiver,
+            # a reference edge at the type argument), so old indexes rebuild.
+            "parser": "16",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

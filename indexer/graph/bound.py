@@ -25,7 +25,9 @@ from ..languages.bindings import (
     SEPARATOR,
     WITH,
 )
+from ..languages.swift_sdk import labelled_type
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from .modules import family
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 if TYPE_CHECKING:
@@ -245,6 +247,8 @@ class BoundTypes:
         """The class of the value a marked edge binds to ``name``: the annotation's class, the
         called class, the called function's return annotation (then ``__enter__``'s for
         ``with``), or one item of its declared tuple (``a, b = f()``)."""
+        if name.endswith("}") and self._sdk_shadowed(name, edge.path):
+            return None
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
@@ -273,6 +277,17 @@ class BoundTypes:
             # even when a base of `t` defines it
             t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
+
+    def _sdk_shadowed(self, name: str, path: str) -> bool:
+        """Whether ``name`` is bound through Swift's SDK table (``storage{withLock$0}``,
+        ``languages/swift_sdk.py``) while the workspace defines a type of the table's name (a
+        project's own ``Mutex``): then its declaration says what its closures get, not the
+        table's."""
+        sdk = labelled_type(name)
+        if sdk is None:
+            return False
+        fam = family(self.snap.language(path))
+        return any(s.kind in TYPE_KINDS and family(s.language) == fam for s in self.snap.symbols_named(sdk))
 
     def returns_self(self, fn: Symbol) -> bool:
         """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""
