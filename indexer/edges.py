@@ -39,7 +39,7 @@ from .languages.python_bindings import python_marks
 from .languages.python_types import quoted_name
 from .languages.rust_bindings import rust_marks
 from .languages.swift_bindings import swift_marks
-from .languages.swift_sdk import closure_receivers
+from .languages.swift_sdk import closure_rows
 from .languages.typescript_bindings import typescript_marks
 from .model import Edge, EdgeKind, SymbolKind
 
@@ -281,7 +281,7 @@ def extract_edges(
             found = _held_kept(found, held)
     elif language == "swift":
         marks, values = swift_marks(root, scopes.binding_scope, scopes.classes)
-        found = _swift_closures(found, values, root, at)
+        found = closure_rows(found, values, root, at)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
     elif language == "java":
         marks = java_marks(root, scopes.binding_scope, scopes.classes)
@@ -499,36 +499,6 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
             if best is not None and not any(s <= at <= e for s, e in marks.unnarrowed):
                 row = (*row[:5], best[1] + dot + rest, *row[6:])
         out.append(row)
-    return out
-
-
-def _swift_closures(
-    found: list[_Row], values: list[Node], root: Node, at: Callable[[int], str]
-) -> list[_Row]:
-    """Swift's SDK closures (:mod:`.languages.swift_sdk`): a reference edge at each type
-    argument that says what a closure gets (``Foo`` of ``Mutex<Foo>``), for its mark, and
-    each call or reference on that closure's ``$0`` written through its receiver
-    (``$0.insert`` → ``self.storage{withLock$0}.insert``)."""
-    ends = {(row[6], row[7]) for row in found}
-    added = False
-    for node in values:
-        r1, c1 = node.end_point
-        if (r1, c1) not in ends:
-            scope = at(node.start_byte)
-            r0, c0 = node.start_point
-            written = node_text(node.parent or node)  # `A.B` of `Mutex<A.B>`
-            found.append((r0, c0, len(found), EdgeKind.REFERENCE, scope, written, r1, c1, "", ""))
-            added = True
-    if added:
-        found.sort()
-    callees = {(row[6], row[7]): row[5] for row in found if row[3] is EdgeKind.CALL}
-    receivers = closure_receivers(root, callees) if any(n.startswith("$0.") for n in callees.values()) else {}
-    if not receivers:
-        return found
-    out: list[_Row] = []
-    for row in found:
-        receiver = receivers.get((row[6], row[7])) if row[5].startswith("$0.") else None
-        out.append(row if receiver is None else (*row[:5], receiver + row[5][2:], *row[6:]))
     return out
 
 

@@ -27,12 +27,18 @@ walks ``self.storage.x``. Anything else stays unresolved with its candidates, as
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from ..model import EdgeKind
 from .base import node_text
 from .bindings import Point, captures, compiled_query
+
+# an edge as ``edges.py`` collects it: (line, byte column, order found, kind, scope, to_name,
+# end line, end byte column, module, alias)
+Row = tuple[int, int, int, EdgeKind, str, str, int, int, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +121,44 @@ def stated_value(declared: Node | None, modules: set[str]) -> tuple[list[Closure
     if not parts or any(p.type != "type_identifier" for p in parts):
         return None  # `Mutex<[Foo]>`, `Mutex<Box<Foo>>`: not a Foo
     return entries, parts[-1]
+
+
+def closure_rows(found: list[Row], values: list[Node], root: Node, at: Callable[[int], str]) -> list[Row]:
+    """One file's edges (sorted) with a reference edge at each type argument that says what a
+    closure gets (``Foo`` of ``Mutex<Foo>``: the binder's ``values``, which carry its marks),
+    and each call or reference on such a closure's ``$0`` written through its receiver
+    (``$0.insert`` → ``self.storage{withLock$0}.insert``). ``at`` names the scope of a byte."""
+    ends = {(row[6], row[7]) for row in found}
+    added: list[Row] = []
+    for node in values:
+        (r0, c0), (r1, c1) = node.start_point, node.end_point
+        if (r1, c1) not in ends:
+            written = node_text(node.parent or node)  # `A.B` of `Mutex<A.B>`
+            added.append(
+                (
+                    r0,
+                    c0,
+                    len(found) + len(added),
+                    EdgeKind.REFERENCE,
+                    at(node.start_byte),
+                    written,
+                    r1,
+                    c1,
+                    "",
+                    "",
+                )
+            )
+    rows = sorted(found + added) if added else found
+    callees = {(row[6], row[7]): row[5] for row in rows if row[3] is EdgeKind.CALL}
+    on_argument = any(name.startswith(ARGUMENT + ".") for name in callees.values())
+    receivers = closure_receivers(root, callees) if on_argument else {}
+    if not receivers:
+        return rows
+    out: list[Row] = []
+    for row in rows:
+        receiver = receivers.get((row[6], row[7])) if row[5].startswith(ARGUMENT + ".") else None
+        out.append(row if receiver is None else (*row[:5], receiver + row[5][len(ARGUMENT) :], *row[6:]))
+    return out
 
 
 def closure_receivers(root: Node, callees: dict[Point, str]) -> dict[Point, str]:
