@@ -206,11 +206,11 @@ def _swift_parameter(param: Node, scope: str, bind: SwiftBind, sdk: _Closures) -
         name = names[1] if len(names) > 1 else None
     if name is None:
         return
+    variadic = any(c.type == "..." for c in param.children) or "..." in node_text(param)
     declared = next((c for c in param.named_children if c.type == "user_type"), None)
-    if sdk.bind(scope, node_text(name), declared, bind):
+    if not variadic and sdk.bind(scope, node_text(name), declared, bind):
         return
     target = next((t for c in param.named_children if (t := _swift_type(c)) is not None), None)
-    variadic = any(c.type == "..." for c in param.children) or "..." in node_text(param)
     ok = target is not None and not variadic
     bind(scope, node_text(name), _Binding("ann", target) if ok else _UNKNOWN)
 

@@ -125,6 +125,8 @@ def test_swift_sdk_table_needs_the_module_imported(code: str) -> None:
         "    m.withLock { $0.insert(1) }\n}\n",
         # a function binding the module-level box's name: its own `box`, untyped
         "let box = Mutex<Store>(Store())\nfunc f(box: Other) {\n    box.withLock { $0.insert(1) }\n}\n",
+        # a variadic parameter is an array of them
+        "func f(_ ms: Mutex<Store>...) {\n    ms.withLock { $0.insert(1) }\n}\n",
         # an argument that is no plain type
         "final class Auth {\n    let storage = Mutex<[Store]>([])\n"
         "    func login() { self.storage.withLock { $0.insert(1) } }\n}\n",
