@@ -50,7 +50,7 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> tupl
     bindings and tuple patterns leave a name untyped. A name declared with a type of the
     SDK table (``storage = Mutex<Foo>(…)``, :mod:`.swift_sdk`) also binds what the closures
     of its methods get (``storage{withLock$0}``) to ``Foo``: the marks, and the type
-    arguments' name nodes that carry them (they need a reference edge)."""
+    arguments' name nodes that carry a mark (they need a reference edge)."""
     c = Collector(classes)
     sdk = _Closures(imported_modules(root))
     for capture, node in captures(compiled_query("swift", _SWIFT_QUERY), root):
@@ -80,7 +80,9 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> tupl
                 (n for n in node.named_children if n.type in ("user_type", "optional_type")), None
             )
             c.returns(scope, node.child_by_field_name("name"), _swift_type(returned))
-    return c.marks(sdk.rule(c.elsewhere)), sdk.values
+    marks = c.marks(sdk.rule(c.elsewhere))
+    # a type argument no mark landed on (a generic parameter's `T`) gets no edge
+    return marks, [v for v in sdk.values if (v.end_point.row, v.end_point.column) in marks]
 
 
 class _Closures:

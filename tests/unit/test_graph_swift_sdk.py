@@ -166,3 +166,15 @@ def test_swift_sdk_unresolved_closure_call_is_shown_as_written() -> None:
 def test_swift_sdk_table_labels_name_their_type() -> None:
     assert {labelled_type("self.x{" + e.method + "$0}") for e in SIGNATURES} == {"Mutex", "NIOLockedValueBox"}
     assert labelled_type("x{}") is None and labelled_type("x") is None
+
+
+def test_swift_sdk_type_argument_is_a_reference_edge_only_where_it_types_a_closure() -> None:
+    """The reference edge at ``Foo`` of ``Mutex<Foo>`` carries the binding; a generic
+    parameter (``Mutex<T>``) is whatever the caller says: no edge to a type named ``T``."""
+    code = (
+        "import Synchronization\nfinal class Auth<T> {\n    let storage: Mutex<T>\n"
+        "    let other = Mutex<Store>(Store())\n    init() { fatalError() }\n}\n"
+    )
+    g = graph_of({"Store.swift": STORE, "T.swift": "struct T {}\n", "Use.swift": code})
+    refs = {e.to_name for e in g.snapshot.edges_of("Use.swift") if e.kind is EdgeKind.REFERENCE}
+    assert "Store" in refs and "T" not in refs
