@@ -25,7 +25,7 @@ from ..languages.bindings import (
     SEPARATOR,
     WITH,
 )
-from ..languages.swift_sdk import labelled_type
+from ..languages.swift_sdk import labelled
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
 from .modules import family
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
@@ -281,13 +281,21 @@ class BoundTypes:
     def _sdk_shadowed(self, name: str, path: str) -> bool:
         """Whether ``name`` is bound through Swift's SDK table (``storage{withLock$0}``,
         ``languages/swift_sdk.py``) while the workspace defines a type of the table's name (a
-        project's own ``Mutex``): then its declaration says what its closures get, not the
-        table's."""
-        sdk = labelled_type(name)
-        if sdk is None:
+        project's own ``Mutex``) or a method of the table's name in an extension of that type:
+        then its declaration says what its closures get, not the table's."""
+        entry = labelled(name)
+        if entry is None:
             return False
         fam = family(self.snap.language(path))
-        return any(s.kind in TYPE_KINDS and family(s.language) == fam for s in self.snap.symbols_named(sdk))
+        if any(
+            s.kind in TYPE_KINDS and family(s.language) == fam for s in self.snap.symbols_named(entry.type)
+        ):
+            return True
+        # `extension Mutex { func withLock(_ body: (Int) -> Void) }`: an overload the table does not know
+        return any(
+            s.container == entry.type and family(s.language) == fam
+            for s in self.snap.symbols_named(entry.method)
+        )
 
     def returns_self(self, fn: Symbol) -> bool:
         """Whether every return of ``fn`` is its receiver: ``return self``, ``-> Self``."""

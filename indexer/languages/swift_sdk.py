@@ -16,7 +16,8 @@ where the code states the rest:
   one unlabelled argument (``withLock({ … })``: the SDK's parameter is ``_ body``, so a
   ``body:`` label is some other method), not of a closure nested inside it;
 * no type of the entry's name is defined in the workspace (a project's own ``Mutex`` wins:
-  its ``withLock`` says what its closure gets, which the graph does not read).
+  its ``withLock`` says what its closure gets, which the graph does not read), nor a
+  method of the entry's name in an extension of it (an overload the table does not know).
 
 The binder (:mod:`.swift_bindings`) binds ``storage{withLock$0}`` — what the closure of
 ``storage.withLock`` gets — to a reference edge at ``Foo``; the parser writes the call
@@ -76,12 +77,11 @@ def label(method: str) -> str:
     return "{" + method + ARGUMENT + "}"
 
 
-def labelled_type(name: str) -> str | None:
-    """The SDK type whose method a bound name's suffix names (``Mutex`` for
+def labelled(name: str) -> ClosureValue | None:
+    """The entry whose method a bound name's suffix names (``Mutex.withLock`` for
     ``self.storage{withLock$0}``), or None for any other name."""
     found = _LABEL.search(name) if name.endswith("}") else None
-    entry = _BY_METHOD.get(found.group(1)) if found is not None else None
-    return entry.type if entry is not None else None
+    return _BY_METHOD.get(found.group(1)) if found is not None else None
 
 
 def imported_modules(root: Node) -> set[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from codesift.indexer.graph import callees
 from codesift.indexer.languages.bindings import as_written
-from codesift.indexer.languages.swift_sdk import SIGNATURES, labelled_type
+from codesift.indexer.languages.swift_sdk import SIGNATURES, labelled
 from codesift.indexer.model import EdgeKind
 
 from .test_graph_resolve import graph_of, one
@@ -149,6 +149,9 @@ def test_swift_sdk_a_workspace_type_of_the_table_s_name_wins() -> None:
     )
     assert closure_call(code) == "Store.insert"
     assert closure_call(code, extra={"Mutex.swift": own}) is None
+    # an overload of the table's method the workspace declares on the SDK's type
+    overload = "import Synchronization\nextension Mutex {\n    func withLock(_ body: (Int) -> Void) {}\n}\n"
+    assert closure_call(code, extra={"Lock.swift": overload}) is None
 
 
 def test_swift_sdk_unresolved_closure_call_is_shown_as_written() -> None:
@@ -164,8 +167,8 @@ def test_swift_sdk_unresolved_closure_call_is_shown_as_written() -> None:
 
 
 def test_swift_sdk_table_labels_name_their_type() -> None:
-    assert {labelled_type("self.x{" + e.method + "$0}") for e in SIGNATURES} == {"Mutex", "NIOLockedValueBox"}
-    assert labelled_type("x{}") is None and labelled_type("x") is None
+    assert [labelled("self.x{" + e.method + "$0}") for e in SIGNATURES] == list(SIGNATURES)
+    assert labelled("x{}") is None and labelled("x") is None and labelled("x{other$0}") is None
 
 
 def test_swift_sdk_type_argument_is_a_reference_edge_only_where_it_types_a_closure() -> None:
