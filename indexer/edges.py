@@ -39,6 +39,7 @@ from .languages.python_bindings import python_marks
 from .languages.python_types import quoted_name
 from .languages.rust_bindings import rust_marks
 from .languages.swift_bindings import swift_marks
+from .languages.swift_sdk import closure_rows
 from .languages.typescript_bindings import typescript_marks
 from .model import Edge, EdgeKind, SymbolKind
 
@@ -279,7 +280,8 @@ def extract_edges(
         if held:
             found = _held_kept(found, held)
     elif language == "swift":
-        marks = swift_marks(root, scopes.binding_scope, scopes.classes)
+        marks, values = swift_marks(root, scopes.binding_scope, scopes.classes)
+        found = closure_rows(found, values, root, at)
         found = _through_variables(_mark_bindings(found, marks), marks, scopes, _SWIFT_SELF)
     elif language == "java":
         marks = java_marks(root, scopes.binding_scope, scopes.classes)

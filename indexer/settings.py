@@ -328,8 +328,9 @@ class Settings:
             # `value`, a Swift implicit member `.name(…)` a member of the type its context
             # states, else of an unknown receiver; 16: Python: a declared name keeps its type
             # over plain reassignments, `isinstance` narrowing up to a rebinding and through
-            # copies, a reference edge at `for p in cmd.params`'s attribute), so old indexes
-            # rebuild.
+            # copies, a reference edge at `for p in cmd.params`'s attribute; Swift `$0` of an SDK
+            # closure (`Mutex<Foo>.withLock`, languages/swift_sdk.py) written through its
+            # receiver, a reference edge at the type argument), so old indexes rebuild.
             "parser": "16",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,

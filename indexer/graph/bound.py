@@ -26,7 +26,9 @@ from ..languages.bindings import (
     VALUES,
     WITH,
 )
+from ..languages.swift_sdk import labelled
 from ..model import Edge, EdgeKind, Symbol, SymbolKind
+from .modules import family
 from .snapshot import CALLABLE_KINDS, TYPE_KINDS, Snapshot
 
 if TYPE_CHECKING:
@@ -248,6 +250,8 @@ class BoundTypes:
         ``with``), or one item of its declared tuple (``a, b = f()``)."""
         if edge.kind is EdgeKind.REFERENCE and edge.alias.startswith(IN):  # `for p in cmd.params`
             return None if name.endswith((CALLED, VALUES)) else self.attribute_items(edge)
+        if name.endswith("}") and self._sdk_shadowed(name, edge.path):
+            return None
         sym = self.resolve(edge).symbol
         if sym is None:
             return None
@@ -303,6 +307,25 @@ class BoundTypes:
         for part in middle:
             t = self.attribute_type(t, part) if t is not None and t.kind in TYPE_KINDS else None
         return t if t is not None and t.kind in TYPE_KINDS else None
+
+    def _sdk_shadowed(self, name: str, path: str) -> bool:
+        """Whether ``name`` is bound through Swift's SDK table (``storage{withLock$0}``,
+        ``languages/swift_sdk.py``) while the workspace defines a type of the table's name (a
+        project's own ``Mutex``) or a method of the table's name in an extension of that type:
+        then its declaration says what its closures get, not the table's."""
+        entry = labelled(name)
+        if entry is None:
+            return False
+        fam = family(self.snap.language(path))
+        if any(
+            s.kind in TYPE_KINDS and family(s.language) == fam for s in self.snap.symbols_named(entry.type)
+        ):
+            return True
+        # `extension Mutex { func withLock(_ body: (Int) -> Void) }`: an overload the table does not know
+        return any(
+            s.container == entry.type and family(s.language) == fam
+            for s in self.snap.symbols_named(entry.method)
+        )
 
     def returns_self(self, fn: Symbol) -> bool:
         """Whether every return of ``fn`` is its receiver or a new object of the receiver's own

@@ -120,6 +120,8 @@ ONE_OF = "|"
 # a narrowed name: `x#12c4`, the name `x` inside the block (an `isinstance` test's, a Go
 # function literal's) that starts at row 12, column 4
 _NARROWED = re.compile(r"#[0-9]+c[0-9]+")
+# Swift's `$0` of an SDK closure, written through its receiver: `self.storage{withLock$0}.m`
+_CLOSURE_ARGUMENT = re.compile(r"^[^{]*\{[A-Za-z0-9_]+(\$[0-9]+)\}")
 
 
 def narrowed_name(name: str, at: Point) -> str:
@@ -128,7 +130,10 @@ def narrowed_name(name: str, at: Point) -> str:
 
 
 def as_written(name: str) -> str:
-    """A call's name as the code writes it: ``x#12c4.m`` → ``x.m``."""
+    """A call's name as the code writes it: ``x#12c4.m`` → ``x.m``,
+    ``self.storage{withLock$0}.m`` → ``$0.m``."""
+    if "{" in name:
+        name = _CLOSURE_ARGUMENT.sub(r"\1", name)
     return _NARROWED.sub("", name) if "#" in name else name
 
 

@@ -15,6 +15,7 @@ from .bindings import (
     _NONE,
     _UNKNOWN,
     Collector,
+    Found,
     Marks,
     _Binding,
     _type_parameter,
@@ -23,6 +24,7 @@ from .bindings import (
     compiled_query,
     identifiers_in,
 )
+from .swift_sdk import imported_modules, label, stated_value
 
 _SWIFT_QUERY = """
 (parameter) @param
@@ -40,13 +42,17 @@ _SWIFT_QUERY = """
 """
 
 
-def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Marks:
+def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> tuple[Marks, list[Node]]:
     """Swift's typed bindings: ``request: Request`` parameters, ``let x: Foo`` / ``var x =
     Foo(…)`` locals, properties of types and extensions (``var auth: Authentication``)
     as attributes, and functions' declared return types (``-> Foo``, ``-> Foo?``).
     Closure parameters, loop / ``if let`` / ``guard let`` / ``case let`` / ``catch``
-    bindings and tuple patterns leave a name untyped."""
+    bindings and tuple patterns leave a name untyped. A name declared with a type of the
+    SDK table (``storage = Mutex<Foo>(…)``, :mod:`.swift_sdk`) also binds what the closures
+    of its methods get (``storage{withLock$0}``) to ``Foo``: the marks, and the type
+    arguments' name nodes that carry a mark (they need a reference edge)."""
     c = Collector(classes)
+    sdk = _Closures(imported_modules(root))
     for capture, node in captures(compiled_query("swift", _SWIFT_QUERY), root):
         scope = at(node.start_byte)
         if capture == "unknown":
@@ -64,9 +70,9 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
         elif capture == "catch":
             c.bind(scope, "error", _UNKNOWN)
         elif capture == "param":
-            _swift_parameter(node, scope, c.bind)
+            _swift_parameter(node, scope, c.bind, sdk)
         elif capture == "prop":
-            _swift_property(node, scope, c.bind)
+            _swift_property(node, scope, c.bind, sdk)
         elif capture == "generic":
             c.generics.update(_type_parameter(node))
         elif capture == "def":
@@ -74,7 +80,64 @@ def swift_marks(root: Node, at: Callable[[int], str], classes: set[str]) -> Mark
                 (n for n in node.named_children if n.type in ("user_type", "optional_type")), None
             )
             c.returns(scope, node.child_by_field_name("name"), _swift_type(returned))
-    return c.marks()
+    marks = c.marks(sdk.rule(c.elsewhere))
+    # a type argument no mark landed on (a generic parameter's `T`) gets no edge
+    return marks, [v for v in sdk.values if (v.end_point.row, v.end_point.column) in marks]
+
+
+class _Closures:
+    """The names a file declares with a type of the SDK table (``Mutex<Foo>``) and what the
+    closures of its methods get (``name{withLock$0}`` → ``Foo``), for the names whose
+    every binding in their scope says so."""
+
+    def __init__(self, modules: set[str]) -> None:
+        self.modules = modules
+        self.declared: set[int] = set()  # the ids of the declaring bindings (of `name` itself)
+        self.labels: dict[str, set[str]] = {}  # name → the suffixes bound for it in the file
+        self.values: list[Node] = []  # the type arguments' last names (`Foo`)
+
+    def bind(self, scope: str, name: str, declared: Node | None, bind: SwiftBind) -> bool:
+        """Bind ``name`` declared as ``declared`` when that is a type of the table; whether it was."""
+        if not self.modules:
+            return False
+        stated = stated_value(declared, self.modules)
+        if stated is None:
+            return False
+        entries, value = stated
+        own = _Binding("unknown", value)  # the name itself: a Mutex, no type the graph knows
+        self.declared.add(id(own))
+        bind(scope, name, own)
+        for entry in entries:
+            suffix = label(entry.method)
+            self.labels.setdefault(name, set()).add(suffix)
+            bind(scope, name + suffix, _Binding("ann", value))
+        self.values.append(value)
+        return True
+
+    def rule(self, elsewhere: set[str]) -> Callable[[Found], Found]:
+        """What the closures get is typed only where every binding of the name in its scope
+        is such a declaration (and a table type without that method types nothing); a
+        scope that binds the name otherwise binds it untyped, so a use there is never read
+        from another scope (a module-level name bound in a function too is not typed)."""
+
+        def apply(found: Found) -> Found:
+            if not self.labels:
+                return found
+            out = dict(found)
+            for (kind, scope, name), bindings in found.items():
+                suffixes = self.labels.get(name, ())
+                agreed = all(id(b) in self.declared for b in bindings)
+                for suffix in suffixes:
+                    key = (kind, scope, name + suffix)
+                    if agreed:
+                        out.setdefault(key, [_UNKNOWN])
+                    else:
+                        out[key] = [_UNKNOWN]
+                    if scope:
+                        elsewhere.add(name + suffix)
+            return out
+
+        return apply
 
 
 def _bound_names(pattern: Node) -> list[str]:
@@ -138,20 +201,23 @@ def _swift_dotted(node: Node | None) -> bool:
 SwiftBind = Callable[[str, str, _Binding], None]
 
 
-def _swift_parameter(param: Node, scope: str, bind: SwiftBind) -> None:
+def _swift_parameter(param: Node, scope: str, bind: SwiftBind, sdk: _Closures) -> None:
     name = next((c for c in param.named_children if c.type == "simple_identifier"), None)
     if param.child_by_field_name("external_name") is not None:
         names = [c for c in param.named_children if c.type == "simple_identifier"]
         name = names[1] if len(names) > 1 else None
     if name is None:
         return
-    target = next((t for c in param.named_children if (t := _swift_type(c)) is not None), None)
     variadic = any(c.type == "..." for c in param.children) or "..." in node_text(param)
+    declared = next((c for c in param.named_children if c.type == "user_type"), None)
+    if not variadic and sdk.bind(scope, node_text(name), declared, bind):
+        return
+    target = next((t for c in param.named_children if (t := _swift_type(c)) is not None), None)
     ok = target is not None and not variadic
     bind(scope, node_text(name), _Binding("ann", target) if ok else _UNKNOWN)
 
 
-def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
+def _swift_property(prop: Node, scope: str, bind: SwiftBind, sdk: _Closures) -> None:
     pattern = prop.child_by_field_name("name")
     if pattern is None:
         return
@@ -162,11 +228,18 @@ def _swift_property(prop: Node, scope: str, bind: SwiftBind) -> None:
         return
     name = node_text(ident)
     annotation = next((c for c in prop.named_children if c.type == "type_annotation"), None)
+    value = prop.child_by_field_name("value")
+    if annotation is not None:
+        declared = annotation.child_by_field_name("name")
+    else:  # `Mutex<Foo>(…)`: a constructor of the type written with its argument
+        made = value is not None and value.type == "constructor_expression"
+        declared = value.child_by_field_name("constructed_type") if made and value is not None else None
+    if sdk.bind(scope, name, declared, bind):
+        return
     if annotation is not None:
         target = _swift_type(annotation.child_by_field_name("name"))
         bind(scope, name, annotated(target))
         return
-    value = prop.child_by_field_name("value")
     if value is not None and value.type == "nil_literal":
         bind(scope, name, _NONE)
         return
