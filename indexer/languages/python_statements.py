@@ -131,7 +131,7 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         return
     if left.type == "identifier" and right is not None and _read_from_a_name(right):
         # `root = logging.root`: what that module's variable holds (a reference edge at it;
-        # untyped when `logging` is a variable of the function, see `_unshadowed`)
+        # untyped when `logging` is a variable of the function, see `python_settle._unshadowed`)
         bind(scope, left, _Binding("holds", right))
         return
     looked_up = _looked_up(right, scope, classes)
@@ -434,7 +434,7 @@ def _default_binding(value: Node | None, top: bool) -> _Binding:
     module-level variable written as a name (``policy=compat32``: a reference edge, typed by
     what that variable's module binds it to, here or imported). ``None``, any other value,
     or a name in a nested function's default (its outer function's names are seen there):
-    untyped. A method's default named like a name its class binds: see :func:`_unshadowed`;
+    untyped. A method's default named like a name its class binds: see :func:`.python_settle._unshadowed`;
     a method of a class with bases: see :func:`_where`."""
     if value is not None and value.type == "identifier" and top and node_text(value) != "self":
         return _Binding("holds", value)

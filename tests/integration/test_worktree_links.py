@@ -28,6 +28,7 @@ from codesift.indexer.store import CHUNKS, FILES, Store
 from codesift.indexer.sync import index_uri_for, index_workspace, open_store
 
 from ..conftest import write_workspace
+from .test_crash import index as index_run
 
 pytestmark = pytest.mark.slow
 
@@ -224,24 +225,14 @@ def test_the_clones_own_writes_never_touch_the_siblings_files(tmp_path: Path, em
     assert hits(main, embedder, "check the credentials")[0] == "main:app/auth.py"
 
 
-def _index(root: Path, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("CODESIFT_KILL_AT", None)
-    if kill_at:
-        env["CODESIFT_KILL_AT"] = kill_at
-    return subprocess.run(
-        [*CODESIFT, "index", str(root), "--json"], capture_output=True, text=True, env=env, timeout=300
-    )
-
-
 @pytest.mark.parametrize("point", ["clone:1", "clone:3", "clone-meta", "parse"])
 def test_a_clone_killed_half_way_leaves_no_index_or_a_whole_one(tmp_path: Path, point: str) -> None:
     main = repository(tmp_path / "main")
-    assert _index(main).returncode == 0
+    assert index_run(main).returncode == 0
     feature = worktree(main, tmp_path / "feature")
     (feature / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
 
-    killed = _index(feature, point)
+    killed = index_run(feature, point)
     assert killed.returncode == -9, killed.stderr
     uri = index_uri_for(feature, load_settings(feature))
     store = Store(uri)
@@ -253,7 +244,7 @@ def test_a_clone_killed_half_way_leaves_no_index_or_a_whole_one(tmp_path: Path, 
         assert store.read_meta() is not None and store.count(FILES) == 5
         assert set(store.table(CHUNKS).to_arrow().column("project").to_pylist()) == {"feature"}
 
-    done = _index(feature)
+    done = index_run(feature)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["files_linked"] == 5 or (point == "parse" and report["files_changed"] == 1)

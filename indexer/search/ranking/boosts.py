@@ -234,9 +234,8 @@ def _path_gain(
 ) -> float:
     """What a file's path earns: a path the query mentions, its whole name spelled by
     the query, the weighted share of query words (``words``: each with its weight) in
-    its name or folder. ``by_part``: the query
-    words each path part matches (a symbol query's whole or plural: ``Vitest`` is not
-    ``vite.ts``; else by stem)."""
+    its name or folder. ``by_part``: the query words each path part matches (a symbol
+    query's whole or plural: ``Vitest`` is not ``vite.ts``; else by stem)."""
     gain = 0.0
     if hints and any(path.endswith(h) for h in hints):
         gain += PATH_MENTION_BOOST
