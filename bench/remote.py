@@ -158,6 +158,34 @@ def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = 
         _switch_branch(main, trees[1], changed, embedder, embed)
 
 
+def _clones(alone: Path, work: Path, n: int, alone_s: float, embed: bool = True) -> None:
+    """The tree built alone and committed, then ``n - 1`` separate ``git clone``s of it
+    indexed in turn (``index.share_clones``): ready time and disk against separate indexes."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    first = shutil.copytree(alone, work / "clone0", symlinks=True)  # its index comes along
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+        subprocess.run(["git", "-C", str(first), *cmd], check=True, env=env, capture_output=True)
+    embedder = make_embedder(Settings().embed)
+    index_workspace(first, load_settings(first), embedder=embedder, embed=embed)  # recorded
+    seconds: list[float] = []
+    linked: list[int] = []
+    for i in range(1, n):
+        tree = work / f"clone{i}"
+        subprocess.run(["git", "clone", "-q", str(first), str(tree)], check=True, capture_output=True)
+        t = time.perf_counter()
+        report = index_workspace(tree, load_settings(tree), embedder=embedder, embed=embed)
+        seconds.append(time.perf_counter() - t)
+        linked.append(report.files_linked)
+    indexes = [work / f"clone{i}" / ".codesift" for i in range(n)]
+    print(
+        f"{n} clones: each new one ready in {min(seconds):.2f}-{max(seconds):.2f} s "
+        f"(files kept by links {linked}; the tree indexed alone: {alone_s:.1f} s); "
+        f"{_bytes(*indexes) / 1e6:.1f} MB of indexes vs {n * _bytes(alone / '.codesift') / 1e6:.1f} MB "
+        f"for {n} separate indexes"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -167,6 +195,7 @@ def main() -> None:
     ap.add_argument("--worktrees", type=int, default=5, help="worktrees in the sharing figure (0: none)")
     ap.add_argument("--no-embed", action="store_true", help="text phase only (the copy's cost at scale)")
     ap.add_argument("--worktrees-only", action="store_true", help="index alone, then the worktrees; no S3")
+    ap.add_argument("--clones", type=int, default=0, help="with --worktrees-only: clones too (0: none)")
     ap.add_argument(
         "--switch-files", type=int, default=5, help="files a branch switch changes in a worktree (0: none)"
     )
@@ -206,6 +235,8 @@ def main() -> None:
         alone_s = time.perf_counter() - t
         print(f"tree: {built.files_seen} files, {built.chunks_written} chunks; alone {alone_s:.1f} s")
         _worktrees(alone, work, max(args.worktrees, 2), args.switch_files, not args.no_embed)
+        if args.clones:
+            _clones(alone, work, max(args.clones, 2), alone_s, not args.no_embed)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.integration.test_remote_s3 import _start_server  # the same server the tests start

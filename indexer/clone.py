@@ -86,9 +86,12 @@ def clone_sibling(
     no sibling to clone (none indexed, busy, built with other settings) or linking
     failed; the reason is logged and the index run goes on as before.
     """
-    if settings.index.remote or not settings.index.share_worktrees:
+    shares = settings.index
+    if shares.remote or not (shares.share_worktrees or shares.share_clones):
         return None
-    found = sibling_index(root, settings.index.index_dir, own_uri)
+    found = sibling_index(
+        root, shares.index_dir, own_uri, worktrees=shares.share_worktrees, clones=shares.share_clones
+    )
     if found is None:
         return None
     source = found[1]

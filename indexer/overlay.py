@@ -112,11 +112,15 @@ class Source:
 
 
 def copy_source(settings: Settings, root: Path, own_uri: str) -> Source | None:
-    """``index.remote``, else (``index.share_worktrees``) a sibling worktree's index, else None."""
+    """``index.remote``, else a sibling worktree's index (``index.share_worktrees``) or
+    another clone's (``index.share_clones``), else None."""
     if settings.index.remote:
         return Source(remote_uri(settings, root))
-    if settings.index.share_worktrees:
-        found = sibling_index(root, settings.index.index_dir, own_uri)
+    shares = settings.index
+    if shares.share_worktrees or shares.share_clones:
+        found = sibling_index(
+            root, shares.index_dir, own_uri, worktrees=shares.share_worktrees, clones=shares.share_clones
+        )
         if found is not None:
             return Source(found[1], found[0])
     return None

@@ -104,6 +104,15 @@ class IndexSettings:
             "parsed. Off: each index keeps its own cache and copies nothing."
         ),
     )
+    share_clones: bool = field(
+        default=True,
+        metadata=_doc(
+            "Separate clones of one git repository on this machine start from each other's index as "
+            "worktrees do (index.share_worktrees: hard links, or rows and vectors copied): each index run "
+            "records its folder and index, per repository (known by its first commits), in "
+            "$XDG_CACHE_HOME/codesift/clones. Off: nothing is recorded there or read from it."
+        ),
+    )
     embed_cache: str = field(
         default="",
         metadata=_doc(

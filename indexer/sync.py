@@ -21,6 +21,7 @@ from pathlib import Path
 
 from . import journal, lease
 from .clone import clone_sibling
+from .clones import register as register_clone
 from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embedder
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
@@ -240,7 +241,8 @@ def index_workspace(
         counters.phases["walk"] = time.perf_counter() - t
 
         hydrated = HydrateReport()
-        if (settings.index.remote or settings.index.share_worktrees) and not cancel.is_set():
+        shares = settings.index
+        if (shares.remote or shares.share_worktrees or shares.share_clones) and not cancel.is_set():
             t = time.perf_counter()
             hydrated = hydrate(
                 store,
@@ -305,6 +307,8 @@ def index_workspace(
         counters.phases["optimize"] = counters.phases.get("optimize", 0.0) + time.perf_counter() - t
         pending = store.count(CHUNKS, PENDING)
         progress(Progress("done", 1, 1))
+        if shares.share_clones and store.is_local and not cancel.is_set() and _per_folder(shares.index_dir):
+            register_clone(root, uri)  # another clone of this repository may start from here
     return IndexReport(
         files_seen=seen,
         files_changed=counters.changed,
@@ -326,6 +330,11 @@ def index_workspace(
         files_linked=len(linked),
         bytes_linked=cloned.linked_bytes if cloned is not None else 0,
     )
+
+
+def _per_folder(index_dir: str) -> bool:
+    """Whether each folder has an index of its own (not one URI or absolute folder for all)."""
+    return "://" not in index_dir and not Path(index_dir).is_absolute()
 
 
 def _sweep_orphans(store: Store) -> None:

@@ -56,14 +56,24 @@ def worktree_roots(root: Path) -> list[Path]:
     return out
 
 
-def sibling_index(root: Path, index_dir: str, own_uri: str) -> tuple[Path, str] | None:
-    """Another worktree's index of this folder to copy from: (its root, its index path), or None."""
+def sibling_index(
+    root: Path, index_dir: str, own_uri: str, *, worktrees: bool = True, clones: bool = False
+) -> tuple[Path, str] | None:
+    """Another worktree's index of this folder to copy from (``worktrees``), else another
+    clone's on this machine (``clones``, ``clones.clone_indexes``): (its root, its index
+    path), or None."""
     if "://" in index_dir or Path(index_dir).is_absolute():
         return None  # one index shared by every worktree already: nothing to copy
-    for other in worktree_roots(root):
+    for other in worktree_roots(root) if worktrees else []:
         uri = index_uri(other, index_dir)
         if uri != own_uri and index_exists_at(uri):
             return other, uri
+    if clones:
+        from .clones import clone_indexes
+
+        found = clone_indexes(root, own_uri)
+        if found:
+            return found[0]
     return None
 
 

@@ -123,8 +123,8 @@ def test_clones_naming_one_embed_cache_embed_a_text_once(tmp_path: Path, embedde
         _git("clone", "-q", str(origin), str(clone))
     folder = tmp_path / "home" / "emb-cache"
 
-    def settings(root: Path) -> Settings:
-        return load_settings(root, {"index": {"embed_cache": str(folder)}})
+    def settings(root: Path) -> Settings:  # clones that do not start from each other's index
+        return load_settings(root, {"index": {"embed_cache": str(folder), "share_clones": False}})
 
     assert shared_cache_dir(first, settings(first)) == folder
     one = index_workspace(first, settings(first), embedder=embedder)
@@ -139,7 +139,8 @@ def test_clones_naming_one_embed_cache_embed_a_text_once(tmp_path: Path, embedde
         assert st.cache_shared and st.cache_path == str(folder)
     # Without the setting each clone has a repository cache of its own: the second embeds again.
     (second / ".codesift").rename(tmp_path / "old-index")
-    again = index_workspace(second, load_settings(second), embedder=embedder)
+    alone = load_settings(second, {"index": {"share_clones": False}})
+    again = index_workspace(second, alone, embedder=embedder)
     assert again.chunks_embedded == one.chunks_embedded
 
 
@@ -149,7 +150,7 @@ def test_with_share_worktrees_off_the_index_keeps_its_own_cache(tmp_path: Path, 
     report = index_workspace(feature, off, embedder=embedder)
     assert report.chunks_embedded > 0
     assert len(_own_cache_tables(feature)) == 1
-    assert not (main / ".git" / "codesift").exists()
+    assert not (main / ".git" / SHARED_CACHE).exists()
     st = index_status(feature, off)
     assert not st.cache_shared and st.cache_path == str(feature / ".codesift")
 
