@@ -24,8 +24,12 @@ from .passages import is_case_sensitive
 from .results import Filters
 
 # BM25 candidates per wanted result: the exact source looks this much deeper than
-# the BM25 source ranks, so an exact match BM25 puts low still counts.
+# the BM25 source ranks, so an exact match BM25 puts low still counts. A long query
+# (an issue's text: dozens of words) spreads BM25 thin, and an identifier it names
+# may sit deep: it looks 4× deeper; a question or a name 2× (see DECISIONS, "the
+# exact source's pool").
 POOL = 4
+SHORT_POOL = 2
 
 
 def exact_chunks(

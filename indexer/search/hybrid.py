@@ -282,7 +282,8 @@ def _retrieve(
     # or what it raised (raised again here, where it always was).
     exact_done: list[list[str] | BaseException] = []
     if want_bm25:
-        pool_depth = depth * exact.POOL if mode == "hybrid" else depth
+        pool = exact.POOL if plan.intent.long else exact.SHORT_POOL
+        pool_depth = depth * pool if mode == "hybrid" else depth
 
         def run_bm25() -> list[str]:
             hits = bm25(store, plan.bm25_query, pool_depth, where)

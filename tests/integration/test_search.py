@@ -493,3 +493,27 @@ def test_a_one_shot_symbol_search_answers_as_the_long_lived_index(tmp_path: Path
             expected = find_by_words(store, words, limit=limit, index=index)
             assert find_by_words(store, words, limit=limit) == expected, (words, limit)
     assert [h.symbol.name for h in find_by_words(store, ["token", "user"], limit=5)] == ["loginUser"]
+
+
+def test_the_exact_source_looks_deeper_for_a_long_query_than_for_a_question(
+    indexed: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BM25's pool, which the exact source matches: 4× the depth for an issue-sized query
+    (an identifier it names may rank deep), 2× for a question (see ``exact.SHORT_POOL``)."""
+    from codesift.indexer.search import exact, hybrid
+
+    asked: list[int] = []
+    real = hybrid.bm25
+
+    def spy(store, query, limit, where=None):  # type: ignore[no-untyped-def]
+        asked.append(limit)
+        return real(store, query, limit, where)
+
+    monkeypatch.setattr(hybrid, "bm25", spy)
+    settings = load_settings(indexed)
+    depth = settings.search.overfetch * settings.search.limit
+    run(indexed, embedder, SearchRequest("where do we retry failed uploads", mode="hybrid"))
+    issue = " ".join(["the upload fails and retry_upload never gives up on the client"] * 5)
+    found = run(indexed, embedder, SearchRequest(issue, mode="hybrid"))
+    assert asked == [depth * exact.SHORT_POOL, depth * exact.POOL] and exact.SHORT_POOL < exact.POOL
+    assert found.hits and found.hits[0].chunk.path == "app/upload.py"
