@@ -12,11 +12,14 @@ them. Here, per table, through pylance:
 * compaction of the table's own fragments only: a fragment with any data file
   linked elsewhere (``st_nlink`` > 1) is excluded, and an excluded fragment is a
   boundary, so own fragments merge only with own neighbours. Deletions in a shared
-  fragment stay in its deletion file until the sibling lets go of the fragment;
-  from then on its link count is 1 and it compacts as any other;
-* the indices fold the new rows in: scalar ones (BTree, FTS) are rewritten whole
-  as LanceDB does; a vector index whose first segments are shared keeps them and
-  merges only its own later segments with the new rows;
+  fragment stay in its deletion file until the sibling lets go of the fragment
+  (from then on its link count is 1 and it compacts as any other), or until more
+  than ``DEAD_SHARE`` of its rows are deleted here: then it is compacted too, a
+  copy of its live rows costing less disk than the dead ones cost every search;
+* the indices fold the new rows in: an index whose first segments are shared
+  (BTree, FTS or vector: Lance 13 keeps segments for each) keeps them and merges
+  only its own later segments with the new rows, where LanceDB's optimize merges
+  every segment into one new one;
 * old versions are pruned, as ``Table.optimize`` prunes them.
 
 Each step is one Lance commit, so a crash between two leaves a whole table. The
@@ -48,7 +51,9 @@ log = logging.getLogger(__name__)
 EXTRA = "codesift[worktrees]"
 LINKS_HINT = f"pip install '{EXTRA}' keeps them shared"
 CHILD_TIMEOUT_S = 1800.0
-_VECTOR_TYPES = ("IVF", "HNSW", "VECTOR")
+# A shared fragment with more than this share of its rows deleted here is compacted
+# anyway (its live rows copied): the dead ones are read and dropped by every scan.
+DEAD_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +123,11 @@ def compact_table(table_dir: Path, keep_versions_for: timedelta) -> TableCompact
 
     started = time.perf_counter()
     ds = lance.dataset(str(table_dir))
-    shared = [f.fragment_id for f in ds.get_fragments() if _shares_files(table_dir, f.metadata.files)]
+    shared = [
+        f.fragment_id
+        for f in ds.get_fragments()
+        if _shares_files(table_dir, f.metadata.files) and f.count_rows() >= (1 - DEAD_SHARE) * f.physical_rows
+    ]
     metrics = ds.optimize.compact_files(excluded_fragment_ids=shared)
     crash_point("compact")
     ds = lance.dataset(str(table_dir))
@@ -146,12 +155,9 @@ def _shares_files(table_dir: Path, files: Iterable[Any]) -> bool:
 
 
 def _merge_options(table_dir: Path, description: Any) -> dict[str, int]:
-    """A vector index keeps its shared segments: only the own segments after them are
-    merged with the new rows (none: a new segment). Scalar indices have no segments to
-    keep (Lance rewrites them whole): its default."""
-    kind = str(description.index_type).upper()
-    if not any(t in kind for t in _VECTOR_TYPES):
-        return {}
+    """An index keeps its shared segments: only its own segments after them are merged
+    with the new rows (none: a new segment). Lance 13 keeps segments for scalar indices
+    (BTree, FTS) as for vector ones; with no shared segment, its default (merge all)."""
     for own, segment in enumerate(reversed(list(description.segments))):
         if _index_shared(table_dir / "_indices" / str(segment.uuid)):
             return {"num_indices_to_merge": own}

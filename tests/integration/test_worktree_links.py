@@ -336,8 +336,8 @@ def test_a_linked_worktree_keeps_sharing_its_siblings_files_through_saves_and_an
     for i in range(12):
         save(feature, embedder, "app/config.py", CONFIG.format(i))
     save(feature, embedder, "app/ledger.py", "def settle_ledger(ledger):\n    return sum(ledger)\n")
-    (feature / "app/auth.py").unlink()
-    reindex_paths(feature, load_settings(feature), ["app/auth.py"], embedder=embedder)
+    (feature / "README.md").unlink()
+    reindex_paths(feature, load_settings(feature), ["README.md"], embedder=embedder)
     time.sleep(0.01)
     Store(str(mine)).optimize(timedelta(milliseconds=1))  # compaction, index folds, pruning
 
@@ -393,3 +393,27 @@ def test_a_linked_optimize_killed_half_way_leaves_a_whole_index(
     Store(str(mine)).optimize(timedelta(milliseconds=1))  # the next one finishes the work
     assert shared_data_files(mine, Path(index_uri_for(main, load_settings(main))))
     assert {q: hits(feature, embedder, q) for q in QUERIES} == expect
+
+
+@pytest.mark.skipif(not pylance_installed(), reason=f"needs {EXTRA}")
+def test_a_shared_fragment_mostly_deleted_here_is_compacted_into_the_worktrees_own(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    index_workspace(feature, load_settings(feature), embedder=embedder)
+    mine, theirs = (Path(index_uri_for(t, load_settings(t))) for t in (feature, main))
+    assert any(f.startswith(CHUNKS) for f in shared_data_files(mine, theirs))
+    gone = ["app/auth.py", "app/config.py", "web/client.js", "README.md"]
+    for rel in gone:  # every file but one: most rows of the shared fragment are dead here
+        (feature / rel).unlink()
+    reindex_paths(feature, load_settings(feature), gone, embedder=embedder)
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))
+
+    assert not any(f.startswith(CHUNKS) for f in shared_data_files(mine, theirs))  # its live rows copied
+    store = open_store(feature, load_settings(feature))
+    assert store.count(FILES) == 1 and store.table(CHUNKS).to_arrow().num_rows == store.count(CHUNKS) > 0
+    assert hits(feature, embedder, "retry the upload")[0] == "feature:app/upload.py"
+    assert hits(main, embedder, "retry the upload")[0] == "main:app/upload.py"  # the sibling's rows whole
