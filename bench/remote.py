@@ -121,15 +121,18 @@ def _fragments(root: Path, settings: Settings) -> int:
     return int(stats["fragment_stats"]["num_fragments"])
 
 
-def _saves(main: Path, tree: Path, saves: int, embedder: Embedder, embed: bool = True) -> None:
-    """``saves`` single-file saves in ``tree`` through the editor's path, then the optimize
+def _saves(
+    main: Path, tree: Path, saves: int, embedder: Embedder, embed: bool = True, spread: int = 3
+) -> None:
+    """``saves`` single-file saves in ``tree`` through the editor's path (``spread`` files in
+    turn, as an editing session goes), then the optimize
     that follows them: shared disk before and after it, its time, and hybrid p50 on the
     linked worktree as that optimize leaves it vs after LanceDB's optimize compacts it whole."""
     settings = load_settings(tree)
     files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if ".codesift" not in p.parts)
     t = time.perf_counter()
     for i in range(saves):
-        rel = files[(7 * i) % len(files)]
+        rel = files[(7 * (i % spread)) % len(files)]
         (tree / rel).write_text((tree / rel).read_text() + f"\n\ndef bench_saved_{i}():\n    return {i}\n")
         reindex_paths(tree, settings, [rel], embedder=embedder, embed=embed)
     took = time.perf_counter() - t
@@ -153,7 +156,8 @@ def _saves(main: Path, tree: Path, saves: int, embedder: Embedder, embed: bool =
     p50_kept, p50_whole = _hybrid_p50s([tree, whole])
     frags = [_fragments(root, settings) for root in (tree, whole)]
     print(
-        f"  {saves} saves in {tree.name} ({took / saves * 1000:.0f} ms each): shared with the sibling "
+        f"  {saves} saves of {spread} files in {tree.name} ({took / saves * 1000:.0f} ms each): shared "
+        f"with the sibling "
         f"{before / 1e6:.2f} MB of {size / 1e6:.2f} MB; the optimize ({took_opt:.2f} s) leaves "
         f"{after / 1e6:.2f} MB of {_bytes(mine) / 1e6:.2f} MB shared"
     )
@@ -164,7 +168,9 @@ def _saves(main: Path, tree: Path, saves: int, embedder: Embedder, embed: bool =
     )
 
 
-def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True, saves: int = 0) -> None:
+def _worktrees(
+    alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True, saves: int = 0, spread: int = 3
+) -> None:
     """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn;
     then (``changed``) a branch switch in the second, (``saves``) saves in the third."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
@@ -210,7 +216,7 @@ def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = 
     if changed:
         _switch_branch(main, trees[1], changed, embedder, embed)
     if saves:
-        _saves(main, trees[2 % n], saves, embedder, embed)
+        _saves(main, trees[2 % n], saves, embedder, embed, spread)
 
 
 def main() -> None:
@@ -226,6 +232,7 @@ def main() -> None:
         "--switch-files", type=int, default=5, help="files a branch switch changes in a worktree (0: none)"
     )
     ap.add_argument("--saves", type=int, default=30, help="single-file saves in a worktree (0: none)")
+    ap.add_argument("--save-files", type=int, default=3, help="files those saves go round")
     ap.add_argument(
         "--no-keep-links",
         action="store_true",
@@ -268,7 +275,15 @@ def main() -> None:
         built = index_workspace(alone, load_settings(alone), embedder=embedder, embed=not args.no_embed)
         alone_s = time.perf_counter() - t
         print(f"tree: {built.files_seen} files, {built.chunks_written} chunks; alone {alone_s:.1f} s")
-        _worktrees(alone, work, max(args.worktrees, 2), args.switch_files, not args.no_embed, args.saves)
+        _worktrees(
+            alone,
+            work,
+            max(args.worktrees, 2),
+            args.switch_files,
+            not args.no_embed,
+            args.saves,
+            args.save_files,
+        )
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.integration.test_remote_s3 import _start_server  # the same server the tests start
@@ -330,7 +345,7 @@ def main() -> None:
     print(f"phases of the overlay run: { ({k: round(v, 2) for k, v in over.phase_seconds.items()}) }")
     print(f"hybrid p50: alone {p50_alone:.1f} ms, overlaid {p50_overlay:.1f} ms")
     if args.worktrees > 1:
-        _worktrees(alone, work, args.worktrees, args.switch_files, embed, args.saves)
+        _worktrees(alone, work, args.worktrees, args.switch_files, embed, args.saves, args.save_files)
 
 
 if __name__ == "__main__":
