@@ -30,7 +30,7 @@ lives near its memory budget; its child exits when done.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import json
 import logging
 import os
@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 # The pip extra that brings pylance; named in logs and in `codesift status`.
 EXTRA = "codesift[worktrees]"
 LINKS_HINT = f"pip install '{EXTRA}' keeps them shared"
+# The Lance inside lancedb 0.40 (read from its binary): pylance must be the same.
+PYLANCE_VERSION = "13.0."
 CHILD_TIMEOUT_S = 1800.0
 # A shared fragment with more than this share of its rows deleted here is compacted
 # anyway (its live rows copied): the dead ones are read and dropped by every scan.
@@ -68,8 +70,12 @@ class TableCompaction:
 
 
 def pylance_installed() -> bool:
-    """Whether Lance's Python package is importable (found, not imported)."""
-    return importlib.util.find_spec("lance") is not None
+    """Whether Lance's Python package is installed in the version LanceDB's Lance is
+    (read from its metadata, not imported): another may write what LanceDB cannot read."""
+    try:
+        return importlib.metadata.version("pylance").startswith(PYLANCE_VERSION)
+    except importlib.metadata.PackageNotFoundError:
+        return False
 
 
 def is_linked(table_dir: Path) -> bool:
