@@ -417,3 +417,46 @@ def test_a_shared_fragment_mostly_deleted_here_is_compacted_into_the_worktrees_o
     assert store.count(FILES) == 1 and store.table(CHUNKS).to_arrow().num_rows == store.count(CHUNKS) > 0
     assert hits(feature, embedder, "retry the upload")[0] == "feature:app/upload.py"
     assert hits(main, embedder, "retry the upload")[0] == "main:app/upload.py"  # the sibling's rows whole
+
+
+def vector_segments(index: Path) -> list[str]:
+    """The uuids of the chunks' vector index segments (read with pylance)."""
+    import lance
+
+    found = lance.dataset(str(index / f"{CHUNKS}.lance")).describe_indices()
+    return [str(seg.uuid) for d in found if d.field_names == ["vector"] for seg in d.segments]
+
+
+@pytest.mark.skipif(not pylance_installed(), reason=f"needs {EXTRA}")
+def test_a_linked_worktree_keeps_its_siblings_vector_index_and_adds_its_own_rows_beside_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    ann = {"index": {"vector_index_rows": 4}}  # an approximate vector index even on 5 files
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main, ann), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    index_workspace(feature, load_settings(feature, ann), embedder=embedder)
+    mine = Path(index_uri_for(feature, load_settings(feature)))
+    shared = vector_segments(mine)
+    assert shared == vector_segments(Path(index_uri_for(main, load_settings(main))))
+
+    for i in range(4):
+        (feature / "app/config.py").write_text(CONFIG.format(i))
+        reindex_paths(feature, load_settings(feature, ann), ["app/config.py"], embedder=embedder)
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))
+
+    # the sibling's segment is still this index's, the same files; the new rows in one beside it
+    after = vector_segments(mine)
+    assert after[: len(shared)] == shared and len(after) == len(shared) + 1
+    for uuid in shared:
+        files = [p for p in (mine / f"{CHUNKS}.lance" / "_indices" / uuid).rglob("*") if p.is_file()]
+        assert files and all(p.stat().st_nlink > 1 for p in files), uuid
+    fresh = tmp_path / "fresh" / "feature"
+    shutil.copytree(feature, fresh, ignore=shutil.ignore_patterns(".codesift", ".git"))
+    index_workspace(fresh, load_settings(fresh, ann), embedder=embedder)
+    for query in QUERIES:
+        assert hits(feature, embedder, query, "vector")[:3] == hits(fresh, embedder, query, "vector")[:3], (
+            query
+        )
+    assert hits(feature, embedder, "read the settings file", "vector")[0] == "feature:app/config.py"
