@@ -731,7 +731,12 @@ class Store:
             linked = []
         if linked:
             try:
-                optimize_linked(self.uri, linked, keep_versions_for)
+                done = optimize_linked(self.uri, linked, keep_versions_for)
+                log.info(
+                    "optimised %s keeping the files it shares with another worktree's index: %s",
+                    self.uri,
+                    ", ".join(f"{d.table} {d.shared_fragments} shared fragments kept" for d in done),
+                )
             except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # best effort, as below
                 log.warning("optimising the linked tables of %s failed: %s", self.uri, exc)
         for name in names:
