@@ -12,8 +12,11 @@ Copies a part of this interpreter's standard library (all of it without
 * 5 worktrees of one repository: each one's time to ready, and the disk their
   indexes (hard-linked files counted once) and the repository's shared embedding
   cache take vs 5 separate indexes, then a branch switch in one worktree: what it
-  re-indexes and how much disk it still shares before and after the next optimize
-  (``--worktrees-only``: this alone, without the S3 server).
+  re-indexes and how much disk it still shares before and after the next optimize,
+  then saves past an optimize in another: what it shares before and after that
+  optimize, its time, and hybrid p50 on its shared fragments as they are vs the
+  whole table compacted (``--worktrees-only``: this alone, without the S3 server;
+  ``--no-keep-links``: LanceDB's own optimize on linked tables, as before pylance).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from codesift.indexer import store as store_module
 from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.publish import publish
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import SearchRequest
@@ -111,9 +116,69 @@ def _switch_branch(main: Path, tree: Path, changed: int, embedder: Embedder, emb
     )
 
 
-def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True) -> None:
+def _fragments(root: Path, settings: Settings) -> int:
+    stats = Store(index_uri_for(root, settings)).table("chunks").stats()
+    return int(stats["fragment_stats"]["num_fragments"])
+
+
+def _saves(
+    main: Path, tree: Path, saves: int, embedder: Embedder, embed: bool = True, spread: int = 3
+) -> None:
+    """Two rounds of ``saves`` single-file saves in ``tree`` through the editor's path
+    (``spread`` files in turn, as an editing session goes), each followed by an optimize:
+    shared disk before and after each, its time, and hybrid p50 on the linked worktree as the
+    optimizes leave it vs a copy LanceDB's optimize compacts whole. (One round is not enough:
+    LanceDB's optimize leaves a lone shared fragment alone while the new rows are outside the
+    indices, and merges it with them once the indices hold both.)"""
+    settings = load_settings(tree)
+    files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if ".codesift" not in p.parts)
+    mine, theirs = tree / ".codesift", main / ".codesift"
+    for rnd in range(2):
+        t = time.perf_counter()
+        for i in range(rnd * saves, (rnd + 1) * saves):
+            rel = files[(7 * (i % spread)) % len(files)]
+            (tree / rel).write_text(
+                (tree / rel).read_text() + f"\n\ndef bench_saved_{i}():\n    return {i}\n"
+            )
+            reindex_paths(tree, settings, [rel], embedder=embedder, embed=embed)
+        took = time.perf_counter() - t
+        before, size = _shared(mine, theirs), _bytes(mine)
+        if rnd == 0:
+            (p50_saved,) = _hybrid_p50s([tree])
+        time.sleep(0.01)
+        t = time.perf_counter()
+        Store(index_uri_for(tree, settings)).optimize(timedelta(milliseconds=1))
+        took_opt = time.perf_counter() - t
+        after = _shared(mine, theirs)
+        print(
+            f"  round {rnd + 1}: {saves} saves of {spread} files in {tree.name} "
+            f"({took / saves * 1000:.0f} ms each): shared with the sibling {before / 1e6:.2f} MB "
+            f"of {size / 1e6:.2f} MB; the optimize "
+            f"({took_opt:.2f} s) leaves {after / 1e6:.2f} MB of {_bytes(mine) / 1e6:.2f} MB shared"
+        )
+    # The same index copied (no links) and compacted whole by LanceDB's optimize, searched
+    # interleaved with the linked one: what keeping the sibling's fragments costs a search.
+    whole = shutil.copytree(tree, tree.with_name(f"{tree.name}-whole"), ignore=shutil.ignore_patterns(".git"))
+    keep = store_module.pylance_installed
+    store_module.pylance_installed = lambda: False  # type: ignore[assignment]
+    try:
+        Store(index_uri_for(whole, settings)).optimize(timedelta(milliseconds=1))
+    finally:
+        store_module.pylance_installed = keep  # type: ignore[assignment]
+    p50_kept, p50_whole = _hybrid_p50s([tree, whole])
+    frags = [_fragments(root, settings) for root in (tree, whole)]
+    print(
+        f"  hybrid p50 in {tree.name}: {p50_saved:.1f} ms after the first saves; then, interleaved, "
+        f"{p50_kept:.1f} ms as the optimizes left it ({frags[0]} chunk fragments) vs {p50_whole:.1f} ms "
+        f"for a copy LanceDB's optimize compacted whole ({frags[1]})"
+    )
+
+
+def _worktrees(
+    alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True, saves: int = 0, spread: int = 3
+) -> None:
     """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn;
-    then (``changed``) a branch switch in the second."""
+    then (``changed``) a branch switch in the second, (``saves``) saves in the third."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
     env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
     main = shutil.copytree(alone, work / "wt0", symlinks=True)  # its index comes along
@@ -156,6 +221,8 @@ def _worktrees(alone: Path, work: Path, n: int, changed: int = 0, embed: bool = 
         )
     if changed:
         _switch_branch(main, trees[1], changed, embedder, embed)
+    if saves:
+        _saves(main, trees[2 % n], saves, embedder, embed, spread)
 
 
 def _clones(alone: Path, work: Path, n: int, alone_s: float, embed: bool = True) -> None:
@@ -199,6 +266,13 @@ def main() -> None:
     ap.add_argument(
         "--switch-files", type=int, default=5, help="files a branch switch changes in a worktree (0: none)"
     )
+    ap.add_argument("--saves", type=int, default=30, help="single-file saves in a worktree (0: none)")
+    ap.add_argument("--save-files", type=int, default=3, help="files those saves go round")
+    ap.add_argument(
+        "--no-keep-links",
+        action="store_true",
+        help="LanceDB's own optimize on linked tables (rewrites the shared files; to compare)",
+    )
     ap.add_argument(
         "--no-links",
         action="store_true",
@@ -227,6 +301,8 @@ def main() -> None:
         from codesift.indexer import sync
 
         sync.clone_sibling = lambda *a, **k: None  # type: ignore[assignment]
+    if args.no_keep_links:
+        store_module.pylance_installed = lambda: False  # type: ignore[assignment]
     if args.worktrees_only:
         alone = shutil.copytree(src, work / "alone")
         t = time.perf_counter()
@@ -234,7 +310,15 @@ def main() -> None:
         built = index_workspace(alone, load_settings(alone), embedder=embedder, embed=not args.no_embed)
         alone_s = time.perf_counter() - t
         print(f"tree: {built.files_seen} files, {built.chunks_written} chunks; alone {alone_s:.1f} s")
-        _worktrees(alone, work, max(args.worktrees, 2), args.switch_files, not args.no_embed)
+        _worktrees(
+            alone,
+            work,
+            max(args.worktrees, 2),
+            args.switch_files,
+            not args.no_embed,
+            args.saves,
+            args.save_files,
+        )
         if args.clones:
             _clones(alone, work, max(args.clones, 2), alone_s, not args.no_embed)
         return
@@ -298,7 +382,7 @@ def main() -> None:
     print(f"phases of the overlay run: { ({k: round(v, 2) for k, v in over.phase_seconds.items()}) }")
     print(f"hybrid p50: alone {p50_alone:.1f} ms, overlaid {p50_overlay:.1f} ms")
     if args.worktrees > 1:
-        _worktrees(alone, work, args.worktrees, args.switch_files, embed)
+        _worktrees(alone, work, args.worktrees, args.switch_files, embed, args.saves, args.save_files)
 
 
 if __name__ == "__main__":

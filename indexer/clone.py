@@ -7,8 +7,9 @@ names — on a local disk a staged file linked or renamed into place (lance 13's
 the rest) — and are only ever removed, by cleanup. So two directories may hold
 the same files by hard links: whatever one index writes is a new file of its
 own, and whatever one deletes only unlinks its own name (the inode lives while
-the other name does). The disk then holds the rows once until compaction in
-either index rewrites them.
+the other name does). The disk then holds the rows once: an index's optimize
+compacts only its own fragments when pylance is installed (``compaction``);
+without it LanceDB's compaction rewrites the shared ones into files of its own.
 
 ``clone_sibling`` builds a new worktree's tables that way: under the sibling's
 writer lock (taken without waiting, as ``overlay.hydrate`` reads it), for each

@@ -304,6 +304,10 @@ class IndexStatus:
     cache_path: str = ""
     cache_shared: bool = False
     cache_bytes: int = 0
+    # Bytes of the index in files it shares with another worktree's index by hard links
+    # (``clone``), and whether an optimize keeps them shared (``compaction``: pylance installed).
+    linked_bytes: int = 0
+    links_kept: bool = True
     skipped: tuple[FileRecord, ...] = field(default_factory=tuple)
     failed: tuple[FileRecord, ...] = field(default_factory=tuple)
     notes: tuple[FileRecord, ...] = field(default_factory=tuple)  # indexed with a caveat

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from lancedb.query import AsyncQuery, AsyncQueryBase
 from lancedb.table import AsyncTable, LanceTable
 
 from . import journal
+from .compaction import EXTRA, linked_tables, optimize_linked, pylance_installed
 from .embed_cache import EmbedCache, shared_cache
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
@@ -711,9 +713,35 @@ class Store:
             self._table(CHUNKS).merge_insert("id").when_matched_update_all().execute(data)
 
     def optimize(self, keep_versions_for: timedelta | None = None) -> None:
-        """Compact, fold new rows into the indices, prune old versions (older than ``keep_versions_for``)."""
+        """Compact, fold new rows into the indices, prune old versions (older than ``keep_versions_for``).
+
+        A table sharing data files with a sibling worktree's index (``clone``) is
+        optimised without rewriting them (``compaction``), when pylance is installed;
+        without it LanceDB's optimize rewrites them into files of this index's own."""
         keep_versions_for = keep_versions_for or self.keep_versions_for
-        for name in (CHUNKS, SYMBOLS, EDGES, FILES):
+        names = (CHUNKS, SYMBOLS, EDGES, FILES)
+        linked = linked_tables(self.uri, names)
+        if linked and not pylance_installed():
+            log.info(
+                "optimising %s rewrites the files it shares with another worktree's index "
+                "(install %s to keep them shared)",
+                self.uri,
+                EXTRA,
+            )
+            linked = []
+        if linked:
+            try:
+                done = optimize_linked(self.uri, linked, keep_versions_for)
+                log.info(
+                    "optimised %s keeping the files it shares with another worktree's index: %s",
+                    self.uri,
+                    ", ".join(f"{d.table} {d.shared_fragments} shared fragments kept" for d in done),
+                )
+            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # best effort, as below
+                log.warning("optimising the linked tables of %s failed: %s", self.uri, exc)
+        for name in names:
+            if name in linked:
+                continue
             try:
                 self._table(name).optimize(cleanup_older_than=keep_versions_for)
             except Exception as exc:  # optimisation is best effort: the data is whole

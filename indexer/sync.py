@@ -22,6 +22,7 @@ from pathlib import Path
 from . import journal, lease
 from .clone import clone_sibling
 from .clones import register as register_clone
+from .compaction import linked_bytes, pylance_installed
 from .embed import Embedder, MissingModel, embedder_for_indexing, fast_tier_embedder
 from .errors import EmbedError, IndexBusyError, WorkspaceError, store_write_error
 from .faults import crash_point
@@ -548,6 +549,8 @@ def index_status(root: Path, settings: Settings, *, probe_remote: bool = True) -
         cache_path=store.cache.uri,
         cache_shared=store.cache.shared,
         cache_bytes=store.cache.disk_bytes(),
+        linked_bytes=linked_bytes(uri),
+        links_kept=pylance_installed(),
         skipped=tuple(sorted(by_status[FileStatus.SKIPPED], key=lambda r: r.path)),
         failed=tuple(sorted(by_status[FileStatus.FAILED], key=lambda r: r.path)),
         notes=tuple(sorted((r for r in by_status[FileStatus.INDEXED] if r.reason), key=lambda r: r.path)),

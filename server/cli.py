@@ -254,6 +254,7 @@ def status(root: Path | None, as_json: bool, show_all: bool) -> None:
         ("size on disk", f"{st.index_bytes / 1e6:,.1f} MB"),
         ("reads", _reader_row(st.reader)),
         ("embedding cache", _cache_row(st)),
+        *_linked_rows(st),
         *_remote_rows(st.remote),
         ("server", _server_row(server)),
     ]
@@ -280,6 +281,21 @@ def _cache_row(st: IndexStatus) -> str:
     if not st.cache_shared:
         return "in the index"
     return f"{st.cache_path} (shared by the repository's worktrees, {st.cache_bytes / 1e6:,.1f} MB)"
+
+
+def _linked_rows(st: IndexStatus) -> list[tuple[str, str]]:
+    if not st.linked_bytes:
+        return []
+    from rich.markup import escape
+
+    from codesift.indexer.compaction import LINKS_HINT
+
+    shared = f"{st.linked_bytes / 1e6:,.1f} MB by hard links"
+    if st.links_kept:
+        return [("shared with other worktrees", f"{shared}, kept through optimizes")]
+    return [
+        ("shared with other worktrees", f"{shared}; the next optimize rewrites them ({escape(LINKS_HINT)})")
+    ]
 
 
 def _server_info(root: Path) -> dict[str, object] | None:

@@ -28,6 +28,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from codesift.indexer.compaction import LINKS_HINT
 from codesift.indexer.errors import (
     CodesiftError,
     EmbedError,
@@ -481,6 +482,14 @@ class AgentTools(GraphTools):
                 *(
                     [f"  embedding cache shared by the repository's worktrees: {st.cache_path}"]
                     if st.cache_shared
+                    else []
+                ),
+                *(
+                    [
+                        f"  {st.linked_bytes / 1e6:,.1f} MB shared with other worktrees' indexes by hard "
+                        + ("links" if st.links_kept else f"links until the next optimize ({LINKS_HINT})")
+                    ]
+                    if st.linked_bytes
                     else []
                 ),
             ]

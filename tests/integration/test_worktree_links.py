@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -20,7 +21,9 @@ from pathlib import Path
 import lancedb
 import pytest
 
+from codesift.indexer.compaction import EXTRA, pylance_installed
 from codesift.indexer.embed import Embedder, make_embedder
+from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import Settings, load_settings
@@ -295,3 +298,165 @@ def test_a_clone_of_a_clone_holds_every_file_its_rows_need(tmp_path: Path, embed
         assert store.table(name).to_arrow().num_rows == store.count(name) > 0
     assert set(store.table(CHUNKS).to_arrow().column("project").to_pylist()) == {"second"}
     assert hits(second, embedder, "settle the ledger")[0] == "second:app/ledger.py"
+
+
+def shared_data_files(mine: Path, theirs: Path) -> set[str]:
+    """Data files of ``mine`` that are the same inode as one of ``theirs`` (a hard link)."""
+    inodes = {f.stat().st_ino for f in theirs.rglob("data/*.lance")}
+    return {str(f.relative_to(mine)) for f in mine.rglob("data/*.lance") if f.stat().st_ino in inodes}
+
+
+def save(root: Path, embedder: Embedder, rel: str, text: str) -> None:
+    """A save through the editor's path (``freshen.reindex_paths``)."""
+    (root / rel).write_text(text)
+    reindex_paths(root, load_settings(root), [rel], embedder=embedder)
+
+
+CONFIG = "def read_settings(path):\n    return open(path).read()  # {}\n"
+QUERIES = ("retry the upload", "check the credentials", "settle the ledger", "read the settings file")
+
+
+@pytest.mark.skipif(
+    not pylance_installed(), reason=f"needs {EXTRA}: LanceDB's optimize rewrites shared files"
+)
+def test_a_linked_worktree_keeps_sharing_its_siblings_files_through_saves_and_an_optimize(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    theirs = Path(index_uri_for(main, load_settings(main)))
+    feature = worktree(main, tmp_path / "feature")
+    assert index_workspace(feature, load_settings(feature), embedder=embedder).files_linked == 5
+    mine = Path(index_uri_for(feature, load_settings(feature)))
+    linked = {f: (mine / f).stat().st_size for f in shared_data_files(mine, theirs)}
+    assert linked and all((mine / f).stat().st_nlink > 1 for f in linked)
+    sibling = files_state(theirs)
+
+    # saves of every kind: a file edited many times, a new file, a file removed
+    for i in range(12):
+        save(feature, embedder, "app/config.py", CONFIG.format(i))
+    save(feature, embedder, "app/ledger.py", "def settle_ledger(ledger):\n    return sum(ledger)\n")
+    (feature / "README.md").unlink()
+    reindex_paths(feature, load_settings(feature), ["README.md"], embedder=embedder)
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))  # compaction, index folds, pruning
+
+    # The sibling's data files are still the same inodes: those of chunks, symbols and edges
+    # all (their rows of unchanged files); the files table's went, with its rows (every
+    # files row is this checkout's own: its mtimes).
+    still = shared_data_files(mine, theirs)
+    assert {f for f in linked if not f.startswith(FILES)} <= still <= set(linked)
+    assert sum(linked[f] for f in still) > 0.8 * sum(linked.values())
+    store = open_store(feature, load_settings(feature))
+    for name in (FILES, CHUNKS, "symbols", "edges"):  # every row of every table reads whole
+        assert store.table(name).to_arrow().num_rows == store.count(name)
+    assert files_state(theirs) == sibling  # the sibling untouched
+
+    # the answers are a fresh index's of the same files
+    fresh = tmp_path / "fresh" / "feature"
+    shutil.copytree(feature, fresh, ignore=shutil.ignore_patterns(".codesift", ".git"))
+    index_workspace(fresh, load_settings(fresh), embedder=embedder)
+    for mode in ("hybrid", "bm25", "vector"):
+        for query in QUERIES:
+            assert hits(feature, embedder, query, mode) == hits(fresh, embedder, query, mode), (mode, query)
+    assert store.count(CHUNKS, "has_vector = false") == 0
+
+
+@pytest.mark.skipif(not pylance_installed(), reason=f"needs {EXTRA}")
+@pytest.mark.parametrize("point", ["compact", "compact-indices"])
+def test_a_linked_optimize_killed_half_way_leaves_a_whole_index(
+    tmp_path: Path,
+    embedder: Embedder,
+    point: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    index_workspace(feature, load_settings(feature), embedder=embedder)
+    for i in range(3):
+        save(feature, embedder, "app/config.py", CONFIG.format(i))
+    expect = {q: hits(feature, embedder, q) for q in QUERIES}
+    mine = Path(index_uri_for(feature, load_settings(feature)))
+
+    monkeypatch.setenv("CODESIFT_KILL_AT", point)  # the optimize's child kills itself there
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))  # logged, never raised: best effort
+    monkeypatch.delenv("CODESIFT_KILL_AT")
+    assert "optimising the linked tables" in caplog.text  # the child died at the point
+    store = open_store(feature, load_settings(feature))
+    for name in (FILES, CHUNKS, "symbols", "edges"):
+        assert store.table(name).to_arrow().num_rows == store.count(name)
+    assert {q: hits(feature, embedder, q) for q in QUERIES} == expect
+
+    Store(str(mine)).optimize(timedelta(milliseconds=1))  # the next one finishes the work
+    assert shared_data_files(mine, Path(index_uri_for(main, load_settings(main))))
+    assert {q: hits(feature, embedder, q) for q in QUERIES} == expect
+
+
+@pytest.mark.skipif(not pylance_installed(), reason=f"needs {EXTRA}")
+def test_a_shared_fragment_mostly_deleted_here_is_compacted_into_the_worktrees_own(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    index_workspace(feature, load_settings(feature), embedder=embedder)
+    mine, theirs = (Path(index_uri_for(t, load_settings(t))) for t in (feature, main))
+    assert any(f.startswith(CHUNKS) for f in shared_data_files(mine, theirs))
+    gone = ["app/auth.py", "app/config.py", "web/client.js", "README.md"]
+    for rel in gone:  # every file but one: most rows of the shared fragment are dead here
+        (feature / rel).unlink()
+    reindex_paths(feature, load_settings(feature), gone, embedder=embedder)
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))
+
+    assert not any(f.startswith(CHUNKS) for f in shared_data_files(mine, theirs))  # its live rows copied
+    store = open_store(feature, load_settings(feature))
+    assert store.count(FILES) == 1 and store.table(CHUNKS).to_arrow().num_rows == store.count(CHUNKS) > 0
+    assert hits(feature, embedder, "retry the upload")[0] == "feature:app/upload.py"
+    assert hits(main, embedder, "retry the upload")[0] == "main:app/upload.py"  # the sibling's rows whole
+
+
+def vector_segments(index: Path) -> list[str]:
+    """The uuids of the chunks' vector index segments (read with pylance)."""
+    import lance
+
+    found = lance.dataset(str(index / f"{CHUNKS}.lance")).describe_indices()
+    return [str(seg.uuid) for d in found if d.field_names == ["vector"] for seg in d.segments]
+
+
+@pytest.mark.skipif(not pylance_installed(), reason=f"needs {EXTRA}")
+def test_a_linked_worktree_keeps_its_siblings_vector_index_and_adds_its_own_rows_beside_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    ann = {"index": {"vector_index_rows": 4}}  # an approximate vector index even on 5 files
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main, ann), embedder=embedder)
+    feature = worktree(main, tmp_path / "feature")
+    index_workspace(feature, load_settings(feature, ann), embedder=embedder)
+    mine = Path(index_uri_for(feature, load_settings(feature)))
+    shared = vector_segments(mine)
+    assert shared == vector_segments(Path(index_uri_for(main, load_settings(main))))
+
+    for i in range(4):
+        (feature / "app/config.py").write_text(CONFIG.format(i))
+        reindex_paths(feature, load_settings(feature, ann), ["app/config.py"], embedder=embedder)
+    time.sleep(0.01)
+    Store(str(mine)).optimize(timedelta(milliseconds=1))
+
+    # the sibling's segment is still this index's, the same files; the new rows in one beside it
+    after = vector_segments(mine)
+    assert after[: len(shared)] == shared and len(after) == len(shared) + 1
+    for uuid in shared:
+        files = [p for p in (mine / f"{CHUNKS}.lance" / "_indices" / uuid).rglob("*") if p.is_file()]
+        assert files and all(p.stat().st_nlink > 1 for p in files), uuid
+    fresh = tmp_path / "fresh" / "feature"
+    shutil.copytree(feature, fresh, ignore=shutil.ignore_patterns(".codesift", ".git"))
+    index_workspace(fresh, load_settings(fresh, ann), embedder=embedder)
+    for query in QUERIES:
+        assert hits(feature, embedder, query, "vector")[:3] == hits(fresh, embedder, query, "vector")[:3], (
+            query
+        )
+    assert hits(feature, embedder, "read the settings file", "vector")[0] == "feature:app/config.py"
