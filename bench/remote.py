@@ -174,18 +174,25 @@ def _saves(
     )
 
 
+def _committed_copy(alone: Path, dest: Path, embed: bool) -> tuple[Path, Embedder]:
+    """``alone`` (its index along) copied to ``dest``, made a git repository with one
+    commit, and indexed there; the embedder, for the runs after it."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    root = shutil.copytree(alone, dest, symlinks=True)
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+        subprocess.run(["git", "-C", str(root), *cmd], check=True, env=env, capture_output=True)
+    embedder = make_embedder(Settings().embed)
+    index_workspace(root, load_settings(root), embedder=embedder, embed=embed)
+    return root, embedder
+
+
 def _worktrees(
     alone: Path, work: Path, n: int, changed: int = 0, embed: bool = True, saves: int = 0, spread: int = 3
 ) -> None:
     """The tree built alone, committed, then ``n - 1`` more worktrees of it indexed in turn;
     then (``changed``) a branch switch in the second, (``saves``) saves in the third."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
-    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
-    main = shutil.copytree(alone, work / "wt0", symlinks=True)  # its index comes along
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
-        subprocess.run(["git", "-C", str(main), *cmd], check=True, env=env, capture_output=True)
-    embedder = make_embedder(Settings().embed)
-    index_workspace(main, load_settings(main), embedder=embedder, embed=embed)  # its cache moves over
+    main, embedder = _committed_copy(alone, work / "wt0", embed)  # its cache moves over
     seconds: list[float] = []
     linked: list[int] = []
     for i in range(1, n):
@@ -228,13 +235,7 @@ def _worktrees(
 def _clones(alone: Path, work: Path, n: int, alone_s: float, embed: bool = True) -> None:
     """The tree built alone and committed, then ``n - 1`` separate ``git clone``s of it
     indexed in turn (``index.share_clones``): ready time and disk against separate indexes."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
-    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
-    first = shutil.copytree(alone, work / "clone0", symlinks=True)  # its index comes along
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
-        subprocess.run(["git", "-C", str(first), *cmd], check=True, env=env, capture_output=True)
-    embedder = make_embedder(Settings().embed)
-    index_workspace(first, load_settings(first), embedder=embedder, embed=embed)  # recorded
+    first, embedder = _committed_copy(alone, work / "clone0", embed)  # recorded for the clones
     seconds: list[float] = []
     linked: list[int] = []
     for i in range(1, n):

@@ -40,13 +40,18 @@ def clone(source: Path, path: Path, *args: str) -> Path:
     return path
 
 
-def test_a_second_clone_starts_from_the_first_clones_index_by_hard_links(
-    tmp_path: Path, embedder: Embedder
-) -> None:
+def two_clones(tmp_path: Path, embedder: Embedder) -> tuple[Path, Path, Path]:
+    """A repository and two clones of it, the first indexed (and so recorded)."""
     origin = repository(tmp_path / "origin")
     first = clone(origin, tmp_path / "first")
     index_workspace(first, load_settings(first), embedder=embedder)
-    second = clone(origin, tmp_path / "second")
+    return origin, first, clone(origin, tmp_path / "second")
+
+
+def test_a_second_clone_starts_from_the_first_clones_index_by_hard_links(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    origin, first, second = two_clones(tmp_path, embedder)
 
     report = index_workspace(second, load_settings(second), embedder=embedder)
 
@@ -83,11 +88,7 @@ def test_the_repository_is_known_by_its_first_commits_in_every_clone_and_remembe
 def test_the_list_drops_an_index_that_is_gone_and_answers_only_for_the_same_folder(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    origin = repository(tmp_path / "origin")
-    first = clone(origin, tmp_path / "first")
-    index_workspace(first, load_settings(first), embedder=embedder)
-    second = clone(origin, tmp_path / "second")
-    (second / "app").joinpath(".keep").write_text("")
+    _, first, second = two_clones(tmp_path, embedder)
     # another folder of the same repository is not the same index
     assert clone_indexes(second / "app", index_uri_for(second / "app", load_settings(second))) == []
 
