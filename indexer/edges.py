@@ -489,6 +489,10 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
     for row in found:
         kind = row[3]
         head, dot, rest = row[5].partition(".")
+        if head == "self" and rest.count(".") and "self." + rest.partition(".")[0] in by_name:
+            # `self.h.m` right after `self.h = h` (Python): the attribute holds the caller's value
+            attr, _, rest = rest.partition(".")
+            head = f"self.{attr}"
         spans = by_name.get(head) if dot and (kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE) else None
         if spans:
             at = (row[6], row[7])

@@ -192,6 +192,12 @@ _UNKNOWN = _Binding("unknown")
 _DEFINED = _Binding("unknown", scope="def")
 _GLOBAL = _Binding("unknown", scope="global")
 _NONE = _Binding("none")
+# a value the code does not type: what a caller passes an unannotated parameter (no default or
+# a `None` one), and copies of it. It adds no type and does not stop a stated one: a name
+# whose other values are all of one class `C` holds a `C` (pyright's `C | Unknown`) — `C`'s
+# method runs whenever that value is there; a name with no other value stays untyped
+_PASSED = _Binding("passed")
+_UNTYPED = frozenset({"none", "passed"})  # values that leave the other bindings to type a name
 _ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
 Found = dict[tuple[str, str, str], list[_Binding]]
 
@@ -291,7 +297,8 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         kind, _, where = b.scope.rpartition(":")  # "attr:C" for a class's attribute
         key = (kind or "local", where, b.text + b.suffix)
         source = found.get(key) if key not in seen else None
-        agreed = _agreed(_copied(found, source, seen | {key})) if source else []
+        spread = _copied(found, source, seen | {key}) if source else []
+        agreed = _agreed(spread)
         # a value of the declared type, not a declaration: it does not win over other values
         # (a copy of a copy of another scope's name is bound there too: `doc = self.document;
         # return doc` types the function's result through the attribute's edge)
@@ -303,7 +310,8 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
             )
             for a in agreed
         ]
-        out.extend(copies or [_UNKNOWN])
+        passed = any(a.how == "passed" for a in spread) and all(a.how in _UNTYPED for a in spread)
+        out.extend(copies or [_PASSED if passed else _UNKNOWN])  # `self.h = handler`: passed on
     return out
 
 
@@ -332,7 +340,7 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     declared = [b for b in bindings if b.how == "ann"]
     if declared:
         return declared if len({b.text for b in declared}) == 1 else []
-    calls = [b for b in bindings if b.how != "none"]
+    calls = [b for b in bindings if b.how not in _UNTYPED]
     if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
@@ -342,9 +350,9 @@ def _one_of(bindings: list[_Binding]) -> list[_Binding]:
     """The calls of a name whose calls disagree (every binding a call's result, a value of a
     class or ``None``, at least two callees): the resolver types ``x.m`` when all of them
     have the same ``m``. Anything else (an unknown, an annotation, a loop): none."""
-    if any(b.how not in ("call", "val", "none") for b in bindings):
+    if any(b.how not in ("call", "val", "none", "passed") for b in bindings):
         return []
-    calls = [b for b in bindings if b.how != "none"]
+    calls = [b for b in bindings if b.how not in _UNTYPED]
     return calls if len({(b.how, b.text) for b in calls}) > 1 else []
 
 

@@ -11,12 +11,14 @@ from tree_sitter import Node
 from .base import node_text
 from .bindings import (
     _NONE,
+    _PASSED,
     _UNKNOWN,
     CALLED,
     ITEMS,
     PART,
     VALUES,
     _Binding,
+    _own_scope,
     annotated,
 )
 from .python_narrowing import _guarded, _member_name, _none_guard, _none_guarded, or_value
@@ -327,10 +329,16 @@ def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = 
     ]
     # `x=None` replaced by `if x is None: x = value`: as if `value` were the default
     replaced = _none_guarded(params.parent, nones) if nones and where != "derived" else set()
-    for p in params.named_children:
+    # what a caller passes an unannotated parameter types nothing, and stops no stated value
+    # of the name (`if x is None: x = C()`; `self.h = C()` beside `self.h = h`); not for a
+    # nested `def`'s parameters (no symbol: they would share the outer function's name)
+    fn = params.parent
+    own = fn is not None and _own_scope(scope, fn.child_by_field_name("name"))
+    for i, p in enumerate(params.named_children):
         if p.type == "identifier":
+            first = i == 0 and node_text(p) in ("self", "cls")
             if node_text(p) not in guarded:
-                bind(scope, p, _UNKNOWN)
+                bind(scope, p, _PASSED if own and not first else _UNKNOWN)
         elif p.type in ("typed_parameter", "typed_default_parameter"):
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
@@ -350,7 +358,11 @@ def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = 
                 bind(scope, name, _NONE, call=_NONE)  # the guard's value alone types it
             elif name is not None:
                 value = p.child_by_field_name("value")
-                bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
+                if value is not None and value.type == "none" and own:
+                    bind(scope, name, _PASSED)  # `x=None`: the caller's value or `None`
+                else:
+                    top = where == "top"
+                    bind(scope, name, _default_binding(value, top) if where != "derived" else _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
 

@@ -1,0 +1,163 @@
+"""A value the code does not type — what a caller passes an unannotated parameter (no
+default, or a ``None`` one) and copies of it — adds no type and stops no stated one: a name
+whose other values are all of one class holds that class (pyright's ``C | Unknown``). Two
+stated classes, or only passed values, stay unresolved with candidates (real tree-sitter,
+no store; the models are :mod:`.test_graph_types`'s)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_graph_types import graph, resolved
+
+# a SAX reader: a handler made in `__init__`, or whatever the setter was given
+READER = (
+    "class Reader:\n    def __init__(self):\n        self.handler = Context()\n"
+    "    def set_handler(self, handler):\n        self.handler = handler\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "call", "want"),
+    [
+        # an attribute made in `__init__` and set from a setter's unannotated parameter
+        (
+            READER + "    def run(self):\n        self.handler.invoke()\n",
+            "self.handler.invoke",
+            "Context.invoke",
+        ),
+        # the same through a method the setter calls, and a parameter passed on twice
+        (
+            "class Jar:\n    def __init__(self, policy=None):\n        if policy is None:\n"
+            "            policy = Context()\n        self._policy = policy\n"
+            "    def set_policy(self, policy):\n        p = policy\n        self._policy = p\n"
+            "    def run(self):\n        self._policy.invoke()\n",
+            "self._policy.invoke",
+            "Context.invoke",
+        ),
+        # a `None` default copied into an attribute a method replaces (in a class with bases)
+        (
+            "class Pull(Sub):\n    def __init__(self, factory=None):\n        self.factory = factory\n"
+            "    def start(self):\n        if self.factory is None:\n            self.factory = Context()\n"
+            "    def run(self):\n        self.factory.invoke()\n",
+            "self.factory.invoke",
+            "Context.invoke",
+        ),
+        # a local: `C()` on one path, the caller's value on the other
+        (
+            "def f(k, v):\n    x = v\n    if k:\n        x = Context()\n    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        ("def f(c, k):\n    if k:\n        c = Context()\n    c.invoke()\n", "c.invoke", "Context.invoke"),
+        # a `None` default replaced by `C()` under `if x is None`, where the guard rule did not reach
+        (
+            "def f(k, c=None):\n    if k:\n        if c is None:\n            c = Context()\n"
+            "    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "class H(Sub):\n    def go(self, c=None):\n        if c is None:\n            c = Context()\n"
+            "        c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        (
+            "def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a guard converting to the class it tests
+        (
+            "def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+        # a function returning its parameter on one path and `C()` on the other
+        (
+            "def mk(k, v):\n    if k:\n        return v\n    return Context()\n"
+            "def f():\n    h = mk(1)\n    h.invoke()\n",
+            "h.invoke",
+            "Context.invoke",
+        ),
+        # several stated classes sharing the method (round 5's rule) beside a passed value
+        (
+            "def f(k, v):\n    x = v\n    if k:\n        x = Sub()\n    elif v:\n        x = Context()\n"
+            "    x.invoke()\n",
+            "x.invoke",
+            "Context.invoke",
+        ),
+        # after the statement that binds it, whatever ran before
+        (
+            "def f(c=None):\n    c.other()\n    if c is None:\n        c = Context()\n    c.invoke()\n",
+            "c.invoke",
+            "Context.invoke",
+        ),
+    ],
+)
+def test_a_stated_value_beside_a_passed_one_types_the_name(code: str, call: str, want: str) -> None:
+    assert resolved(graph(code), "use.py", call) == want
+
+
+@pytest.mark.parametrize(
+    ("code", "call"),
+    [
+        # only what callers pass: untyped
+        (
+            "class Reader:\n    def set_handler(self, handler):\n        self.handler = handler\n"
+            "    def run(self):\n        self.handler.invoke()\n",
+            "self.handler.invoke",
+        ),
+        ("def f(c=None):\n    c.invoke()\n", "c.invoke"),
+        ("def f(v):\n    x = v\n    x.invoke()\n", "x.invoke"),
+        # two stated classes (with different methods) beside a passed value
+        (
+            "def f(k, v):\n    x = v\n    if k:\n        x = Context()\n    elif v:\n        x = Plain()\n"
+            "    x.invoke()\n",
+            "x.invoke",
+        ),
+        (
+            "class Reader:\n    def __init__(self):\n        self.handler = Context()\n"
+            "    def set_handler(self, handler):\n        self.handler = handler\n"
+            "    def reset(self):\n        self.handler = Plain()\n"
+            "    def run(self):\n        self.handler.invoke()\n",
+            "self.handler.invoke",
+        ),
+        # a value of a call that states nothing, a literal default (an `int`), a loop, `*args`
+        (
+            "class Reader:\n    def __init__(self):\n        self.handler = Context()\n"
+            "    def set_handler(self, handler):\n        self.handler = unknown()\n"
+            "    def run(self):\n        self.handler.invoke()\n",
+            "self.handler.invoke",
+        ),
+        ("def f(k, c=0):\n    if k:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        (
+            "def f(k, c):\n    for c in unknown():\n        pass\n    if k:\n        c = Context()\n"
+            "    c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(*c):\n    if not c:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
+        # the function tests the passed value against another class: a Plain or a Context
+        (
+            "def f(c):\n    if not isinstance(c, Plain):\n        c = Context(c)\n    c.invoke()\n",
+            "c.invoke",
+        ),
+        ("def f(c):\n    if isinstance(c, str):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
+        # before the statement that binds the stated value, the name is the caller's
+        ("def f(c=None):\n    c.invoke()\n    if c is None:\n        c = Context()\n", "c.invoke"),
+        (
+            "def f(c, k):\n    d = c\n    d.invoke()\n    if k:\n        c = Context()\n    return c\n",
+            "d.invoke",
+        ),
+        # right after `self.x = passed`, up to the next binding of `self.x` in that block
+        (
+            READER + "    def use(self, h):\n        self.handler = h\n        self.handler.invoke()\n",
+            "self.handler.invoke",
+        ),
+        # a nested function's parameter is no value of the outer name
+        ("def f():\n    x = Context()\n    def g(x):\n        x.invoke()\n", "x.invoke"),
+    ],
+)
+def test_a_passed_value_alone_or_beside_two_classes_stays_unresolved(code: str, call: str) -> None:
+    assert resolved(graph(code), "use.py", call) is None
