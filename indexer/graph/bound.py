@@ -10,6 +10,7 @@ name resolution, and is None when the code does not say — never a guess.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..languages.bindings import (
@@ -253,6 +254,8 @@ class BoundTypes:
         if name.endswith("}") and self._sdk_shadowed(name, edge.path):
             return None
         sym = self.resolve(edge).symbol
+        if sym is None and edge.alias.startswith(HOLDS) and not name.endswith((CALLED, VALUES, ITEMS)):
+            return self.class_attribute(edge)
         if sym is None:
             return None
         if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
@@ -286,6 +289,16 @@ class BoundTypes:
             # even when a base of `t` defines it
             t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
+
+    def class_attribute(self, edge: Edge) -> Symbol | None:
+        """What ``mod.C.x`` (a ``holds:`` edge that names no symbol) holds: the attribute ``x``
+        of the class ``mod.C`` as that class types it (``implementation = DOMImplementation()``
+        in ``Document``'s body)."""
+        owner, _, last = edge.to_name.rpartition(".")
+        if not owner or not last.isidentifier():
+            return None
+        cls = self.resolve(replace(edge, to_name=owner, alias="")).symbol
+        return self.attribute_type(cls, last) if cls is not None and cls.kind in TYPE_KINDS else None
 
     def attribute_items(self, edge: Edge) -> Symbol | None:
         """What iterating ``edge``'s ``cmd.params`` (``self.a.params``) gives: the item class the

@@ -223,6 +223,9 @@ def _unshadowed(found: Found, classes: Collection[str]) -> None:
     for (kind, scope, _), bindings in found.items():
         owner = scope.rpartition(".")[0]
         if kind != "local":
+            for i, b in enumerate(bindings):  # `self.x = a.b` in a method: `a` of that method
+                if b.how == "holds" and b.scope and _reads_a_variable(found, b.scope, b):
+                    bindings[i] = _UNKNOWN
             continue
         for i, b in enumerate(bindings):
             if b.how != "holds":

@@ -136,6 +136,12 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         # untyped when `logging` is a variable of the function, see `python_settle._unshadowed`)
         bind(scope, left, _Binding("holds", right))
         return
+    if _names(left) and scope and scope not in classes and right is not None and _read_from_a_name(right):
+        # `self.factory = xml.dom.minidom.Document.implementation` in a method: what that
+        # module's variable or class's attribute holds (the binding keeps its function, whose
+        # variables `_unshadowed` looks at)
+        bind(scope, left, _Binding("holds", right, scope))
+        return
     looked_up = _looked_up(right, scope, classes)
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
         bind(scope, left, looked_up)
@@ -177,9 +183,12 @@ def _method_read(value: Node | None) -> bool:
 
 
 def _read_from_a_name(value: Node) -> bool:
-    """``a.b`` read from a name that is not ``self`` (a module's variable, when ``a`` is a module)."""
+    """``a.b`` (``a.C.b``) read from a name that is not ``self`` (a module's variable or a
+    class's attribute, when ``a`` is a module)."""
     obj = value.child_by_field_name("object") if value.type == "attribute" else None
-    return obj is not None and obj.type == "identifier" and node_text(obj) != "self"
+    while obj is not None and obj.type == "attribute":
+        obj = obj.child_by_field_name("object")
+    return obj is not None and obj.type == "identifier" and node_text(obj) != "self" and _dotted(value)
 
 
 def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from codesift.indexer.model import EdgeKind
+
+from .test_graph_resolve import graph_of
 from .test_graph_types import graph, resolved
 
 # a SAX reader: a handler made in `__init__`, or whatever the setter was given
@@ -161,3 +164,42 @@ def test_a_stated_value_beside_a_passed_one_types_the_name(code: str, call: str,
 )
 def test_a_passed_value_alone_or_beside_two_classes_stays_unresolved(code: str, call: str) -> None:
     assert resolved(graph(code), "use.py", call) is None
+
+
+def _calls(files: dict[str, str], path: str) -> dict[str, str | None]:
+    g = graph_of(files)
+    out: dict[str, str | None] = {}
+    for e in g.snapshot.edges_of(path):
+        if e.kind is EdgeKind.CALL:
+            r = g.resolver.resolve(e)
+            out[f"{e.line}:{e.to_name}"] = r.symbol.qualified_name if r.symbol is not None else None
+    return out
+
+
+DOM = (
+    "class Impl:\n    def create(self): ...\n"
+    "class Document:\n    implementation = Impl()\n"
+    "class Plain:\n    implementation = None\n"
+)
+
+
+def test_an_attribute_set_from_a_class_attribute_through_its_module() -> None:
+    """PullDOM's ``self.factory = xml.dom.minidom.Document.implementation`` beside
+    ``self.factory = factory`` (a ``None`` default): what that class's body binds the
+    attribute to (a ``holds:`` reference edge, read at query time); a class attribute the
+    body does not type, or a module path through a variable of the method, types nothing."""
+    use = (
+        "import dom\n"
+        "class Pull:\n    def __init__(self, factory=None):\n        self.factory = factory\n"
+        "        self.plain = factory\n"
+        "    def start(self, dom2):\n        if self.factory is None:\n"
+        "            self.factory = dom.Document.implementation\n"
+        "            self.plain = dom.Plain.implementation\n"
+        "            self.local = dom2.Document.implementation\n"
+        "    def run(self):\n        self.factory.create()\n        self.plain.create()\n"
+        "        self.local.create()\n"
+    )
+    calls = _calls({"dom.py": DOM, "use.py": use}, "use.py")
+    assert calls["12:self.factory.create"] == "Impl.create"
+    assert calls["13:self.plain.create"] is None
+    assert calls["14:self.local.create"] is None
