@@ -279,6 +279,7 @@ def extract_edges(
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
         if held:
             found = _held_kept(found, held)
+        found = _attributes_on_first_base(found, marks)
     elif language == "swift":
         marks, values = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = closure_rows(found, values, root, at)
@@ -504,6 +505,17 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
                 row = (*row[:5], best[1] + dot + rest, *row[6:])
         out.append(row)
     return out
+
+
+def _attributes_on_first_base(found: list[_Row], marks: Marks) -> list[_Row]:
+    """The file's first inherit edge carries what attributes each of its classes binds (see
+    :attr:`.languages.bindings.Marks.bound_attributes`); a file without one carries nothing,
+    and its classes' attributes are not known to the graph."""
+    for i, row in enumerate(found):
+        if row[3] is EdgeKind.INHERIT:
+            found[i] = (*row[:9], bindings.attributes_record(marks.bound_attributes))
+            break
+    return found
 
 
 def _held_kept(found: list[_Row], held: set[int]) -> list[_Row]:

@@ -97,6 +97,10 @@ class Marks(dict[tuple[int, int], str]):
         # functions inside that block, where it does not hold (they run later)
         self.narrowed: list[tuple[Point, Point, str, str]] = []
         self.unnarrowed: list[tuple[Point, Point]] = []
+        # Python: each class of the file → the attributes its body and methods bind, typed or
+        # not (a class reads the attributes of its bases in other files only when it binds none
+        # of that name itself: see ``graph/bound.py``); written on the file's first inherit edge
+        self.bound_attributes: dict[str, list[str]] = {}
 
 
 RETURN = "return"
@@ -108,6 +112,9 @@ IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that clas
 # a parameter's default written as a name (`policy=compat32`): what the name holds (the
 # reference edge at the name resolves to a module-level variable, here or imported)
 HOLDS = "holds:"
+# the alias of a Python file's first inherit edge: the attributes each class of the file binds
+# (`ATTRIBUTES` + `C=a,b;D=c`; a class binding none is left out)
+ATTRIBUTES = "attrs:"
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 # suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
@@ -122,6 +129,21 @@ ONE_OF = "|"
 _NARROWED = re.compile(r"#[0-9]+c[0-9]+")
 # Swift's `$0` of an SDK closure, written through its receiver: `self.storage{withLock$0}.m`
 _CLOSURE_ARGUMENT = re.compile(r"^[^{]*\{[A-Za-z0-9_]+(\$[0-9]+)\}")
+
+
+def attributes_record(bound: dict[str, list[str]]) -> str:
+    """The alias that carries :attr:`Marks.bound_attributes`."""
+    return ATTRIBUTES + SEPARATOR.join(f"{c}={','.join(names)}" for c, names in sorted(bound.items()))
+
+
+def read_attributes_record(alias: str) -> dict[str, frozenset[str]]:
+    """:func:`attributes_record` read back: class → the attribute names it binds."""
+    out: dict[str, frozenset[str]] = {}
+    for part in alias.removeprefix(ATTRIBUTES).split(SEPARATOR):
+        cls, _, names = part.partition("=")
+        if cls:
+            out[cls] = frozenset(names.split(",")) if names else frozenset()
+    return out
 
 
 def narrowed_name(name: str, at: Point) -> str:

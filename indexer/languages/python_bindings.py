@@ -313,11 +313,23 @@ def python_marks(
     regions += _assigned_regions(assigned, found, spots, ordered)
     regions += passed
     marks = _decide(found, elsewhere)
+    marks.bound_attributes = _bound_attributes(found, methods)
     for start, end, tested, narrowed, nested in regions:
         marks.narrowed.append((start, end, tested, narrowed))
         marks.unnarrowed += nested
     marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _bound_attributes(found: Found, methods: set[tuple[str, str]]) -> dict[str, list[str]]:
+    """Each class → the attributes its body and methods bind (typed or not); its methods
+    (the symbol table has those) and what iterating, calling or reading a mapping gives
+    (derived from the attribute itself) are left out."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for kind, where, name in found:
+        if kind == "attr" and not name.endswith((ITEMS, CALLED, VALUES)) and (where, name) not in methods:
+            out[where].add(name)
+    return {cls: sorted(names) for cls, names in out.items()}
 
 
 def _conversions(

@@ -203,3 +203,72 @@ def test_an_attribute_set_from_a_class_attribute_through_its_module() -> None:
     assert calls["12:self.factory.create"] == "Impl.create"
     assert calls["13:self.plain.create"] is None
     assert calls["14:self.local.create"] is None
+
+
+# a reader in its own file: the handler it makes, or the one a caller sets
+BASE = (
+    "class Handler:\n    def start(self): ...\n"
+    "class Other:\n    def start(self): ...\n"
+    "class Reader:\n    def __init__(self):\n        self._handler = Handler()\n"
+    "    def set_handler(self, handler):\n        self._handler = handler\n"
+    "class Incremental(Reader):\n    def feed(self): ...\n"
+    "class Locator:\n    def line(self):\n        return -1\n"
+    "class Numbered:\n    def __init__(self):\n        self._handler = 0\n"
+    "class Typed:\n    def __init__(self):\n        self._handler = Other()\n"
+)
+
+
+def _start(base: str, header: str, body: str = "") -> str | None:
+    run = "    def run(self):\n        self._handler.start()\n"
+    use = f"from base import *\nimport base\n{header}\n{body}{run}"
+    calls = _calls({"base.py": base, "use.py": use}, "use.py")
+    return next(v for k, v in calls.items() if k.endswith("self._handler.start"))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class Filter(Reader):",  # its base, in another file
+        "class Filter(base.Reader):",
+        "class Filter(Incremental, Locator):",  # through a base of the base, beside a mixin
+        "class Filter(Incremental, object):",
+    ],
+)
+def test_an_attribute_a_class_does_not_bind_is_its_bases_in_another_file(header: str) -> None:
+    """The SAX parsers (``ExpatParser(xmlreader.IncrementalParser, xmlreader.Locator)``,
+    ``XMLFilterBase(xmlreader.XMLReader)``) call ``self._cont_handler.…``, which only
+    ``XMLReader`` binds: a ``ContentHandler`` it makes, or whatever a caller sets."""
+    assert _start(BASE, header) == "Handler.start"
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        # the class binds it too, to a value the code does not type (or defines a method of
+        # that name)
+        ("class Filter(Reader):", "    def __init__(self):\n        self._handler = 1\n"),
+        ("class Filter(Reader):", "    def _handler(self): ...\n"),
+        # another base binds it untyped, or to another class; a base that does not resolve
+        ("class Filter(Reader, Numbered):", ""),
+        ("class Filter(Reader, Typed):", ""),
+        ("class Filter(Reader, Unknown):", ""),
+        ("class Filter(Reader, base.Unknown):", ""),
+    ],
+)
+def test_an_attribute_of_the_bases_stays_unresolved_when_not_one_class(header: str, body: str) -> None:
+    assert _start(BASE, header, body) is None
+
+
+def test_a_base_in_a_file_without_a_record_is_not_known() -> None:
+    """A file whose classes have no bases carries no record of what they bind (it has no
+    inherit edge to carry it): a mixin there may bind the attribute to anything."""
+    base = BASE.replace("class Incremental(Reader):\n    def feed(self): ...\n", "")
+    mixin = "class Mixin:\n    def __init__(self):\n        self._handler = 0\n"
+    use = (
+        "from base import *\nfrom mixin import Mixin\n"
+        "class Filter(Reader, Mixin):\n    def run(self):\n        self._handler.start()\n"
+        "class Plain(Reader):\n    def run(self):\n        self._handler.start()\n"
+    )
+    calls = _calls({"base.py": base, "mixin.py": mixin, "use.py": use}, "use.py")
+    assert calls["5:self._handler.start"] is None
+    assert calls["8:self._handler.start"] == "Handler.start"

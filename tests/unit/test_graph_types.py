@@ -766,14 +766,14 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "async def f():\n    async for c in agen():\n        c.invoke()\n",
             "c.invoke",
         ),
-        # the class binds the attribute itself, or a base from elsewhere might
+        # the class binds the attribute itself, or a base from outside the workspace might
         (
             "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B):\n"
             "    def __init__(self, c):\n        self.c = c\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
         (
-            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, Plain):\n"
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, ext.Mixin):\n"
             "    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
