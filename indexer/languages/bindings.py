@@ -32,15 +32,26 @@ it in its scope says the same thing —
   What iterating a name gives is kept under ``name[]`` and any binding of the name
   that does not state it leaves it untyped.
 
+What a caller passes an unannotated parameter (no default, or a ``None`` one) and
+copies of it (``self.h = h``) are values the code does not type: they add no type and
+stop none — a name whose other values are all of one class holds it (``self.h =
+Handler()`` in ``__init__`` beside ``self.h = h`` in a setter: a ``Handler``, as
+pyright reads ``Handler | Unknown``); a name with no other value stays untyped. Before the
+statement that binds the stated value (and right after ``self.h = h``) the name is the
+caller's value only: untyped there. A function testing the name against another class
+(``isinstance(x, D)``) states that class too: untyped.
+
 Any other binding of the name in the scope (a loop over anything else, a tuple
-unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
+unpacking, ``*args``, a literal default, ``+=``, a walrus, an import, a nested
 ``def``, a lambda variable, ``except … as``, a call of something else) leaves it
 untyped — except that a local whose values are of several classes (``x = A()`` in one
 branch, ``B()`` in another; marks ``x|``), or a function whose returns are (``return|``),
 lets the resolver type ``x.m`` / ``h = f(); h.m`` when every class has the same ``m``.
 Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
 class over all its methods; a class that binds no attribute ``x`` has the one base
-in the same file that binds it. Module-level names count only when no other scope
+in the same file that binds it, or (read by the graph, through each file's record of
+what its classes bind, :attr:`Marks.bound_attributes`) what its bases in any file bind
+it to, when all that do agree on one class. Module-level names count only when no other scope
 in the file binds the same name; such a name is read from other files too (``from m
 import default``, ``m.default.run()``).
 

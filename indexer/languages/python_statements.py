@@ -136,7 +136,14 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         # untyped when `logging` is a variable of the function, see `python_settle._unshadowed`)
         bind(scope, left, _Binding("holds", right))
         return
-    if _names(left) and scope and scope not in classes and right is not None and _read_from_a_name(right):
+    attribute = left.type == "attribute" and bool(_names(left))
+    if (
+        attribute
+        and scope
+        and scope not in classes
+        and right is not None
+        and _read_from_a_name(right, deep=True)
+    ):
         # `self.factory = xml.dom.minidom.Document.implementation` in a method: what that
         # module's variable or class's attribute holds (the binding keeps its function, whose
         # variables `_unshadowed` looks at)
@@ -182,11 +189,12 @@ def _method_read(value: Node | None) -> bool:
     return obj is not None and obj.type == "attribute" and _dotted(value)
 
 
-def _read_from_a_name(value: Node) -> bool:
-    """``a.b`` (``a.C.b``) read from a name that is not ``self`` (a module's variable or a
-    class's attribute, when ``a`` is a module)."""
+def _read_from_a_name(value: Node, *, deep: bool = False) -> bool:
+    """``a.b`` read from a name that is not ``self`` (a module's variable, when ``a`` is a
+    module); ``deep``: also ``a.C.b`` (a class's attribute; a local's ``x = a.b.m`` is
+    :func:`_method_read`'s)."""
     obj = value.child_by_field_name("object") if value.type == "attribute" else None
-    while obj is not None and obj.type == "attribute":
+    while deep and obj is not None and obj.type == "attribute":
         obj = obj.child_by_field_name("object")
     return obj is not None and obj.type == "identifier" and node_text(obj) != "self" and _dotted(value)
 
