@@ -279,7 +279,7 @@ def extract_edges(
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
         if held:
             found = _held_kept(found, held)
-        found = _attributes_on_first_base(found, marks)
+        found = _attributes_on_bases(found, marks)
     elif language == "swift":
         marks, values = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = closure_rows(found, values, root, at)
@@ -507,14 +507,15 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
     return out
 
 
-def _attributes_on_first_base(found: list[_Row], marks: Marks) -> list[_Row]:
-    """The file's first inherit edge carries what attributes each of its classes binds (see
-    :attr:`.languages.bindings.Marks.bound_attributes`); a file without one carries nothing,
-    and its classes' attributes are not known to the graph."""
-    for i, row in enumerate(found):
-        if row[3] is EdgeKind.INHERIT:
-            found[i] = (*row[:9], bindings.attributes_record(marks.bound_attributes))
-            break
+def _attributes_on_bases(found: list[_Row], marks: Marks) -> list[_Row]:
+    """The file's inherit edges carry what attributes each of its classes binds (see
+    :attr:`.languages.bindings.Marks.bound_attributes`), in parts, the first edges one each;
+    a file without enough of them carries nothing, and its classes' attributes are not known
+    to the graph."""
+    bases = [i for i, row in enumerate(found) if row[3] is EdgeKind.INHERIT]
+    parts = bindings.attributes_records(marks.bound_attributes, len(bases)) if bases else None
+    for i, part in zip(bases, parts or [], strict=False):
+        found[i] = (*found[i][:9], part)
     return found
 
 

@@ -167,7 +167,7 @@ class BoundTypes:
         any file (``XMLFilterBase(xmlreader.XMLReader)`` using the ``self._cont_handler`` that
         ``XMLReader.__init__`` makes): every class above ``cls`` that binds ``name`` types it,
         all the same class, and none binds it untyped. Each file's record of what its classes
-        bind (its first inherit edge's, :attr:`.languages.bindings.Marks.bound_attributes`)
+        bind (on its inherit edges, :attr:`.languages.bindings.Marks.bound_attributes`)
         says so; a class in a file with no record, a base that does not resolve (other than
         ``object``) or a method of that name leaves it untyped."""
         key = (cls.path, cls.qualified_name, INHERITED + name)

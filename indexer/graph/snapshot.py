@@ -269,8 +269,8 @@ class Snapshot:
         # edge rows by key (see ``_build_edge_lookups``)
         empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
         self._by_last = self._from = self._by_scope = self._bindings = empty
-        # a Python file's attributes record (its first inherit edge's alias), read when asked
-        self._attribute_records: dict[str, str] = {}
+        # a Python file's attributes record (its inherit edges' aliases), read when asked
+        self._attribute_records: dict[str, list[str]] = defaultdict(list)
         self._attributes_read: dict[str, dict[str, frozenset[str]]] = {}
         self._pairs = np.zeros(0, np.int64)
         # import edges' rows: by file and the name they bind (a group per (path, alias), its
@@ -403,11 +403,12 @@ class Snapshot:
         self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
         self._import_lookups(rows[imp])
         no_alias = c.alias.id("")
-        # a Python file's first inherit edge carries what its classes bind (no typed binding)
+        # a Python file's inherit edges carry what its classes bind, in parts (no typed binding)
         records = rows[supertype & (c.alias.ids != no_alias)]
-        self._attribute_records = {
-            path: alias for path, _, alias in c.places(records) if alias.startswith(ATTRIBUTES)
-        }
+        self._attribute_records = defaultdict(list)
+        for path, _, alias in c.places(records):
+            if alias.startswith(ATTRIBUTES):
+                self._attribute_records[path].append(alias)
         self._attributes_read = {}
         marked = rows[other & ~supertype & (c.alias.ids != no_alias)]
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
@@ -487,13 +488,13 @@ class Snapshot:
 
     def bound_attributes(self, path: str) -> dict[str, frozenset[str]] | None:
         """What attributes each class of a Python file binds, typed or not (a class binding
-        none is not listed); None when the file carries no record (it has no inherit edge)."""
+        none is not listed); None when the file carries no record (too few inherit edges)."""
         found = self._attributes_read.get(path)
         if found is None:
-            alias = self._attribute_records.get(path)
-            if alias is None:
+            aliases = self._attribute_records.get(path)
+            if not aliases:
                 return None
-            found = self._attributes_read[path] = read_attributes_record(alias)
+            found = self._attributes_read[path] = read_attributes_record(aliases)
         return found
 
     def binding_scope(self, path: str, scope: str) -> str:

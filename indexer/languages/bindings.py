@@ -110,7 +110,7 @@ class Marks(dict[tuple[int, int], str]):
         self.unnarrowed: list[tuple[Point, Point]] = []
         # Python: each class of the file → the attributes its body and methods bind, typed or
         # not (a class reads the attributes of its bases in other files only when it binds none
-        # of that name itself: see ``graph/bound.py``); written on the file's first inherit edge
+        # of that name itself: see ``graph/bound.py``); written on the file's inherit edges
         self.bound_attributes: dict[str, list[str]] = {}
 
 
@@ -123,8 +123,8 @@ IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that clas
 # a parameter's default written as a name (`policy=compat32`): what the name holds (the
 # reference edge at the name resolves to a module-level variable, here or imported)
 HOLDS = "holds:"
-# the alias of a Python file's first inherit edge: the attributes each class of the file binds
-# (`ATTRIBUTES` + `C=a,b;D=c`; a class binding none is left out)
+# the alias of a Python file's inherit edges: the attributes each class of the file binds
+# (`ATTRIBUTES` + `C=a,b;D=c`, in parts; a class binding none is left out)
 ATTRIBUTES = "attrs:"
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
@@ -142,18 +142,37 @@ _NARROWED = re.compile(r"#[0-9]+c[0-9]+")
 _CLOSURE_ARGUMENT = re.compile(r"^[^{]*\{[A-Za-z0-9_]+(\$[0-9]+)\}")
 
 
-def attributes_record(bound: dict[str, list[str]]) -> str:
-    """The alias that carries :attr:`Marks.bound_attributes`."""
-    return ATTRIBUTES + SEPARATOR.join(f"{c}={','.join(names)}" for c, names in sorted(bound.items()))
+# the longest alias a record part takes: LanceDB (storage 2.2) reads a fragment holding a
+# string of ~30 kB in the alias column 100-300 times slower (the stdlib's edges: 0.06 → 1.6 s)
+RECORD_PART = 4000
 
 
-def read_attributes_record(alias: str) -> dict[str, frozenset[str]]:
-    """:func:`attributes_record` read back: class → the attribute names it binds."""
+def attributes_records(bound: dict[str, list[str]], parts: int) -> list[str] | None:
+    """:attr:`Marks.bound_attributes` as aliases for ``parts`` inherit edges, each at most
+    :data:`RECORD_PART` long, a class's entry whole in one (``attrs:C=a,b;D=c``; a class
+    binding none is left out, an empty record is ``attrs:``); None when they do not fit."""
+    out: list[str] = []
+    part = ATTRIBUTES
+    for cls, names in sorted(bound.items()):
+        entry = f"{cls}={','.join(names)}"
+        if len(ATTRIBUTES) + len(entry) > RECORD_PART:
+            return None
+        if len(part) + len(SEPARATOR) + len(entry) > RECORD_PART:
+            out.append(part)
+            part = ATTRIBUTES
+        part += (SEPARATOR if part != ATTRIBUTES else "") + entry
+    out.append(part)
+    return out if len(out) <= parts else None
+
+
+def read_attributes_record(aliases: list[str]) -> dict[str, frozenset[str]]:
+    """:func:`attributes_records` read back: class → the attribute names it binds."""
     out: dict[str, frozenset[str]] = {}
-    for part in alias.removeprefix(ATTRIBUTES).split(SEPARATOR):
-        cls, _, names = part.partition("=")
-        if cls:
-            out[cls] = frozenset(names.split(",")) if names else frozenset()
+    for alias in aliases:
+        for entry in alias.removeprefix(ATTRIBUTES).split(SEPARATOR):
+            cls, _, names = entry.partition("=")
+            if cls:
+                out[cls] = frozenset(names.split(",")) if names else frozenset()
     return out
 
 
