@@ -279,6 +279,7 @@ def extract_edges(
         found = _through_variables(found, marks, scopes, _PYTHON_SELF)
         if held:
             found = _held_kept(found, held)
+        found = _attributes_on_bases(found, marks)
     elif language == "swift":
         marks, values = swift_marks(root, scopes.binding_scope, scopes.classes)
         found = closure_rows(found, values, root, at)
@@ -489,6 +490,10 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
     for row in found:
         kind = row[3]
         head, dot, rest = row[5].partition(".")
+        if head == "self" and rest.count(".") and "self." + rest.partition(".")[0] in by_name:
+            # `self.h.m` right after `self.h = h` (Python): the attribute holds the caller's value
+            attr, _, rest = rest.partition(".")
+            head = f"self.{attr}"
         spans = by_name.get(head) if dot and (kind is EdgeKind.CALL or kind is EdgeKind.REFERENCE) else None
         if spans:
             at = (row[6], row[7])
@@ -500,6 +505,18 @@ def _narrow(found: list[_Row], marks: Marks) -> list[_Row]:
                 row = (*row[:5], best[1] + dot + rest, *row[6:])
         out.append(row)
     return out
+
+
+def _attributes_on_bases(found: list[_Row], marks: Marks) -> list[_Row]:
+    """The file's inherit edges carry what attributes each of its classes binds (see
+    :attr:`.languages.bindings.Marks.bound_attributes`), in parts, the first edges one each;
+    a file without enough of them carries nothing, and its classes' attributes are not known
+    to the graph."""
+    bases = [i for i, row in enumerate(found) if row[3] is EdgeKind.INHERIT]
+    parts = bindings.attributes_records(marks.bound_attributes, len(bases)) if bases else None
+    for i, part in zip(bases, parts or [], strict=False):
+        found[i] = (*found[i][:9], part)
+    return found
 
 
 def _held_kept(found: list[_Row], held: set[int]) -> list[_Row]:

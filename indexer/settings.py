@@ -339,8 +339,11 @@ class Settings:
             # over plain reassignments, `isinstance` narrowing up to a rebinding and through
             # copies, a reference edge at `for p in cmd.params`'s attribute; Swift `$0` of an SDK
             # closure (`Mutex<Foo>.withLock`, languages/swift_sdk.py) written through its
-            # receiver, a reference edge at the type argument), so old indexes rebuild.
-            "parser": "16",
+            # receiver, a reference edge at the type argument; 17: Python: what a caller passes
+            # an unannotated parameter types nothing and stops no stated value of the name, a
+            # file's inherit edges record what its classes bind, a reference edge at `self.x =
+            # mod.C.attr`), so old indexes rebuild.
+            "parser": "17",
             "max_tokens": str(self.embed.max_tokens),
             # What a chunk is embedded as (``model.embedding_text``): "path" = its path,
             # then its text. Vectors of another form are not comparable: rebuild.

@@ -10,6 +10,7 @@ name resolution, and is None when the code does not say — never a guess.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..languages.bindings import (
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 EXTENDED = frozenset({"swift", "kotlin", "csharp", "rust"})  # types extended outside their body
 ALIAS_KINDS = frozenset({SymbolKind.VARIABLE, SymbolKind.CONSTANT})
+INHERITED = "^"  # a cache key's prefix: an attribute read from a class's bases
 
 
 class BoundTypes:
@@ -58,6 +60,15 @@ class BoundTypes:
         raise NotImplementedError
 
     def parts(self, cls: Symbol) -> list[Symbol]:
+        raise NotImplementedError
+
+    def bases(self, cls: Symbol) -> tuple[Symbol, ...]:
+        raise NotImplementedError
+
+    def supertype_edges(self, cls: Symbol) -> list[Edge]:
+        raise NotImplementedError
+
+    def own_member(self, cls: Symbol, name: str) -> Symbol | None:
         raise NotImplementedError
 
     def enclosing_type(self, path: str, from_symbol: str) -> Symbol | None:
@@ -146,8 +157,63 @@ class BoundTypes:
             or (cls.partial and scope == cls.qualified_name and path in {p.path for p in self.parts(cls)})
             or (cls.language in EXTENDED and self.type_for_scope(path, scope) == cls)
         }
+        if not scopes and cls.language == "python" and name.isidentifier():
+            return self.inherited_attribute(cls, name)
         found = {self.bound_type(path, scope, f"self.{name}") for path, scope in scopes}
         return found.pop() if len(found) == 1 else None
+
+    def inherited_attribute(self, cls: Symbol, name: str) -> Symbol | None:
+        """The class a Python attribute ``cls`` does not bind holds, read from its bases in
+        any file (``XMLFilterBase(xmlreader.XMLReader)`` using the ``self._cont_handler`` that
+        ``XMLReader.__init__`` makes): every class above ``cls`` that binds ``name`` types it,
+        all the same class, and none binds it untyped. Each file's record of what its classes
+        bind (on its inherit edges, :attr:`.languages.bindings.Marks.bound_attributes`)
+        says so; a class in a file with no record, a base that does not resolve (other than
+        ``object``) or a method of that name leaves it untyped."""
+        key = (cls.path, cls.qualified_name, INHERITED + name)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # a cycle of bases: nothing
+        self._types[key] = found = self._inherited(cls, name)
+        return found
+
+    def _inherited(self, cls: Symbol, name: str) -> Symbol | None:
+        record = self.snap.bound_attributes(cls.path)
+        if record is None or name in record.get(cls.qualified_name, ()) or not self._bases_known(cls):
+            return None
+        if self.own_member(cls, name) is not None:
+            return None
+        types: set[Symbol | None] = set()
+        seen, queue = {cls}, list(self.bases(cls))
+        while queue:
+            t = queue.pop(0)
+            if t in seen:
+                continue
+            seen.add(t)
+            if t.language != "python" or t.kind not in TYPE_KINDS or not self._bases_known(t):
+                return None
+            typed = [
+                (p, sc)
+                for p, sc in self.snap.attributes.get(name, [])
+                if (p, sc) == (t.path, t.qualified_name)
+            ]
+            if typed:
+                types.add(self.bound_type(t.path, t.qualified_name, f"self.{name}"))
+            else:
+                bound = self.snap.bound_attributes(t.path)
+                if bound is None or name in bound.get(t.qualified_name, ()):
+                    return None  # not known, or bound to values the code does not type
+            if self.own_member(t, name) is not None:
+                return None  # a method (or a nested class) of that name
+            queue.extend(self.bases(t))
+        return types.pop() if len(types) == 1 else None
+
+    def _bases_known(self, cls: Symbol) -> bool:
+        """Whether every base a class names resolves to a class of the workspace (``object``
+        aside): a base from elsewhere may bind any attribute."""
+        return all(
+            e.to_name == "object" or self.resolve(e).symbol is not None for e in self.supertype_edges(cls)
+        )
 
     def aliased(self, target: Target | None) -> Target | None:
         """What a module-level alias (``Charset = _charset.Charset``) names: that class or
@@ -253,6 +319,8 @@ class BoundTypes:
         if name.endswith("}") and self._sdk_shadowed(name, edge.path):
             return None
         sym = self.resolve(edge).symbol
+        if sym is None and edge.alias.startswith(HOLDS) and not name.endswith((CALLED, VALUES, ITEMS)):
+            return self.class_attribute(edge)
         if sym is None:
             return None
         if name.endswith(CALLED):  # what calling the bound value gives: it holds a class
@@ -286,6 +354,16 @@ class BoundTypes:
             # even when a base of `t` defines it
             t = None if enter is None else t if self.returns_self(enter) else self.returns(enter)
         return t
+
+    def class_attribute(self, edge: Edge) -> Symbol | None:
+        """What ``mod.C.x`` (a ``holds:`` edge that names no symbol) holds: the attribute ``x``
+        of the class ``mod.C`` as that class types it (``implementation = DOMImplementation()``
+        in ``Document``'s body)."""
+        owner, _, last = edge.to_name.rpartition(".")
+        if not owner or not last.isidentifier():
+            return None
+        cls = self.resolve(replace(edge, to_name=owner, alias="")).symbol
+        return self.attribute_type(cls, last) if cls is not None and cls.kind in TYPE_KINDS else None
 
     def attribute_items(self, edge: Edge) -> Symbol | None:
         """What iterating ``edge``'s ``cmd.params`` (``self.a.params``) gives: the item class the

@@ -20,7 +20,16 @@ import numpy as np
 import pyarrow as pa
 
 from ..heap import arrow_on_system_pool, keep_long_lived, release_memory
-from ..languages.bindings import HOLDS, IN, IS, PART, SEPARATOR, WITH
+from ..languages.bindings import (
+    ATTRIBUTES,
+    HOLDS,
+    IN,
+    IS,
+    PART,
+    SEPARATOR,
+    WITH,
+    read_attributes_record,
+)
 from ..model import Edge, EdgeKind, FileStatus, Symbol, SymbolKind
 from ..rows import SYMBOL_COLUMNS, in_filters, present
 from ..store import EDGES, FILES, SYMBOLS, Store
@@ -260,6 +269,9 @@ class Snapshot:
         # edge rows by key (see ``_build_edge_lookups``)
         empty = Groups(np.zeros(0, np.int64), np.zeros(0, np.int32), 0)
         self._by_last = self._from = self._by_scope = self._bindings = empty
+        # a Python file's attributes record (its inherit edges' aliases), read when asked
+        self._attribute_records: dict[str, list[str]] = defaultdict(list)
+        self._attributes_read: dict[str, dict[str, frozenset[str]]] = {}
         self._pairs = np.zeros(0, np.int64)
         # import edges' rows: by file and the name they bind (a group per (path, alias), its
         # key hashed), star imports by file, by imported name (the stdlib's 14.5k import
@@ -391,7 +403,14 @@ class Snapshot:
         self._by_scope = Groups(c.from_symbol.ids[supertype], rows[supertype], n_from)
         self._import_lookups(rows[imp])
         no_alias = c.alias.id("")
-        marked = rows[other & (c.alias.ids != no_alias)]
+        # a Python file's inherit edges carry what its classes bind, in parts (no typed binding)
+        records = rows[supertype & (c.alias.ids != no_alias)]
+        self._attribute_records = defaultdict(list)
+        for path, _, alias in c.places(records):
+            if alias.startswith(ATTRIBUTES):
+                self._attribute_records[path].append(alias)
+        self._attributes_read = {}
+        marked = rows[other & ~supertype & (c.alias.ids != no_alias)]
         # One edge may type several names (``ctx;self.ctx``): a row in each of their groups.
         groups: list[int] = []
         members: list[int] = []
@@ -466,6 +485,17 @@ class Snapshot:
                 self.attributes[name[5:]].append((path, scopes.setdefault(scope, scope)))
             out.append((path, scope, name))
         return out
+
+    def bound_attributes(self, path: str) -> dict[str, frozenset[str]] | None:
+        """What attributes each class of a Python file binds, typed or not (a class binding
+        none is not listed); None when the file carries no record (too few inherit edges)."""
+        found = self._attributes_read.get(path)
+        if found is None:
+            aliases = self._attribute_records.get(path)
+            if not aliases:
+                return None
+            found = self._attributes_read[path] = read_attributes_record(aliases)
+        return found
 
     def binding_scope(self, path: str, scope: str) -> str:
         """The function, class or module ("") around code in ``scope`` (a variable is no scope)."""

@@ -32,15 +32,26 @@ it in its scope says the same thing —
   What iterating a name gives is kept under ``name[]`` and any binding of the name
   that does not state it leaves it untyped.
 
+What a caller passes an unannotated parameter (no default, or a ``None`` one) and
+copies of it (``self.h = h``) are values the code does not type: they add no type and
+stop none — a name whose other values are all of one class holds it (``self.h =
+Handler()`` in ``__init__`` beside ``self.h = h`` in a setter: a ``Handler``, as
+pyright reads ``Handler | Unknown``); a name with no other value stays untyped. Before the
+statement that binds the stated value (and right after ``self.h = h``) the name is the
+caller's value only: untyped there. A function testing the name against another class
+(``isinstance(x, D)``) states that class too: untyped.
+
 Any other binding of the name in the scope (a loop over anything else, a tuple
-unpacking, an unannotated parameter, ``+=``, a walrus, an import, a nested
+unpacking, ``*args``, a literal default, ``+=``, a walrus, an import, a nested
 ``def``, a lambda variable, ``except … as``, a call of something else) leaves it
 untyped — except that a local whose values are of several classes (``x = A()`` in one
 branch, ``B()`` in another; marks ``x|``), or a function whose returns are (``return|``),
 lets the resolver type ``x.m`` / ``h = f(); h.m`` when every class has the same ``m``.
 Attributes (``self.x = Foo()``, a class-body ``x: Foo``) are pooled per
 class over all its methods; a class that binds no attribute ``x`` has the one base
-in the same file that binds it. Module-level names count only when no other scope
+in the same file that binds it, or (read by the graph, through each file's record of
+what its classes bind, :attr:`Marks.bound_attributes`) what its bases in any file bind
+it to, when all that do agree on one class. Module-level names count only when no other scope
 in the file binds the same name; such a name is read from other files too (``from m
 import default``, ``m.default.run()``).
 
@@ -97,6 +108,10 @@ class Marks(dict[tuple[int, int], str]):
         # functions inside that block, where it does not hold (they run later)
         self.narrowed: list[tuple[Point, Point, str, str]] = []
         self.unnarrowed: list[tuple[Point, Point]] = []
+        # Python: each class of the file → the attributes its body and methods bind, typed or
+        # not (a class reads the attributes of its bases in other files only when it binds none
+        # of that name itself: see ``graph/bound.py``); written on the file's inherit edges
+        self.bound_attributes: dict[str, list[str]] = {}
 
 
 RETURN = "return"
@@ -108,6 +123,9 @@ IS = "is:"  # a module-level alias: `Charset = _charset.Charset` names that clas
 # a parameter's default written as a name (`policy=compat32`): what the name holds (the
 # reference edge at the name resolves to a module-level variable, here or imported)
 HOLDS = "holds:"
+# the alias of a Python file's inherit edges: the attributes each class of the file binds
+# (`ATTRIBUTES` + `C=a,b;D=c`, in parts; a class binding none is left out)
+ATTRIBUTES = "attrs:"
 PART = "@"  # a label's suffix: `cmd@1` is the item 1 of the marked call's tuple result
 RETURN_PART = "#"  # `return#1`: the item 1 of a function's declared tuple result
 # suffix: what calling the name gives, when the name holds a class (`k: type[Foo]`, a class
@@ -122,6 +140,40 @@ ONE_OF = "|"
 _NARROWED = re.compile(r"#[0-9]+c[0-9]+")
 # Swift's `$0` of an SDK closure, written through its receiver: `self.storage{withLock$0}.m`
 _CLOSURE_ARGUMENT = re.compile(r"^[^{]*\{[A-Za-z0-9_]+(\$[0-9]+)\}")
+
+
+# the longest alias a record part takes: LanceDB (storage 2.2) reads a fragment holding a
+# string of ~30 kB in the alias column 100-300 times slower (the stdlib's edges: 0.06 → 1.6 s)
+RECORD_PART = 4000
+
+
+def attributes_records(bound: dict[str, list[str]], parts: int) -> list[str] | None:
+    """:attr:`Marks.bound_attributes` as aliases for ``parts`` inherit edges, each at most
+    :data:`RECORD_PART` long, a class's entry whole in one (``attrs:C=a,b;D=c``; a class
+    binding none is left out, an empty record is ``attrs:``); None when they do not fit."""
+    out: list[str] = []
+    part = ATTRIBUTES
+    for cls, names in sorted(bound.items()):
+        entry = f"{cls}={','.join(names)}"
+        if len(ATTRIBUTES) + len(entry) > RECORD_PART:
+            return None
+        if len(part) + len(SEPARATOR) + len(entry) > RECORD_PART:
+            out.append(part)
+            part = ATTRIBUTES
+        part += (SEPARATOR if part != ATTRIBUTES else "") + entry
+    out.append(part)
+    return out if len(out) <= parts else None
+
+
+def read_attributes_record(aliases: list[str]) -> dict[str, frozenset[str]]:
+    """:func:`attributes_records` read back: class → the attribute names it binds."""
+    out: dict[str, frozenset[str]] = {}
+    for alias in aliases:
+        for entry in alias.removeprefix(ATTRIBUTES).split(SEPARATOR):
+            cls, _, names = entry.partition("=")
+            if cls:
+                out[cls] = frozenset(names.split(",")) if names else frozenset()
+    return out
 
 
 def narrowed_name(name: str, at: Point) -> str:
@@ -192,6 +244,12 @@ _UNKNOWN = _Binding("unknown")
 _DEFINED = _Binding("unknown", scope="def")
 _GLOBAL = _Binding("unknown", scope="global")
 _NONE = _Binding("none")
+# a value the code does not type: what a caller passes an unannotated parameter (no default or
+# a `None` one), and copies of it. It adds no type and does not stop a stated one: a name
+# whose other values are all of one class `C` holds a `C` (pyright's `C | Unknown`) — `C`'s
+# method runs whenever that value is there; a name with no other value stays untyped
+_PASSED = _Binding("passed")
+_UNTYPED = frozenset({"none", "passed"})  # values that leave the other bindings to type a name
 _ELSEWHERE = "*"  # a copied binding whose node is in another scope than the name it types
 Found = dict[tuple[str, str, str], list[_Binding]]
 
@@ -291,7 +349,8 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
         kind, _, where = b.scope.rpartition(":")  # "attr:C" for a class's attribute
         key = (kind or "local", where, b.text + b.suffix)
         source = found.get(key) if key not in seen else None
-        agreed = _agreed(_copied(found, source, seen | {key})) if source else []
+        spread = _copied(found, source, seen | {key}) if source else []
+        agreed = _agreed(spread)
         # a value of the declared type, not a declaration: it does not win over other values
         # (a copy of a copy of another scope's name is bound there too: `doc = self.document;
         # return doc` types the function's result through the attribute's edge)
@@ -303,7 +362,8 @@ def _copied(found: Found, bindings: list[_Binding], seen: set[tuple[str, str, st
             )
             for a in agreed
         ]
-        out.extend(copies or [_UNKNOWN])
+        passed = any(a.how == "passed" for a in spread) and all(a.how in _UNTYPED for a in spread)
+        out.extend(copies or [_PASSED if passed else _UNKNOWN])  # `self.h = handler`: passed on
     return out
 
 
@@ -332,7 +392,7 @@ def _agreed(bindings: list[_Binding]) -> list[_Binding]:
     declared = [b for b in bindings if b.how == "ann"]
     if declared:
         return declared if len({b.text for b in declared}) == 1 else []
-    calls = [b for b in bindings if b.how != "none"]
+    calls = [b for b in bindings if b.how not in _UNTYPED]
     if not calls or len({(b.how, b.text, b.suffix) for b in calls}) != 1:
         return []
     return calls
@@ -342,9 +402,9 @@ def _one_of(bindings: list[_Binding]) -> list[_Binding]:
     """The calls of a name whose calls disagree (every binding a call's result, a value of a
     class or ``None``, at least two callees): the resolver types ``x.m`` when all of them
     have the same ``m``. Anything else (an unknown, an annotation, a loop): none."""
-    if any(b.how not in ("call", "val", "none") for b in bindings):
+    if any(b.how not in ("call", "val", "none", "passed") for b in bindings):
         return []
-    calls = [b for b in bindings if b.how != "none"]
+    calls = [b for b in bindings if b.how not in _UNTYPED]
     return calls if len({(b.how, b.text) for b in calls}) > 1 else []
 
 

@@ -39,6 +39,10 @@
 (assignment
   left: (identifier)
   right: (attribute) @held)
+; `self.factory = mod.Document.implementation` in a method: what that class's attribute holds
+(assignment
+  left: (attribute object: (identifier) @_self (#eq? @_self "self"))
+  right: (attribute) @held)
 ; `for p in cmd.params`: the attribute's items type the loop variable, read at query time
 ; from what `cmd` holds (edges.py keeps the edge only where the binder marks it)
 (for_statement right: (attribute) @held)

@@ -35,7 +35,9 @@ from .bindings import (
     _DEFINED,
     _GLOBAL,
     _NONE,
+    _PASSED,
     _UNKNOWN,
+    _UNTYPED,
     CALLED,
     ITEMS,
     RETURN,
@@ -63,6 +65,7 @@ from .python_settle import (
     _inherit_attributes,
     _keep_derived,
     _reads_a_variable,
+    _tested_elsewhere,
     _unshadowed,
 )
 from .python_statements import (
@@ -144,6 +147,11 @@ def python_marks(
     reassigned: list[tuple[tuple[str, str, str], int, Node]] = []
     # `if isinstance(x, C)`: (scope, where it holds: start and end byte, x, x#…)
     tests: list[tuple[str, int, int, str, str]] = []
+    # what a caller passes: a function's parameters it types by nothing (the function, their
+    # names) and `x = p` / `self.x = p` copies of a name (scope, statement, target, source)
+    passed_params: list[tuple[str, Node, list[str]]] = []
+    passed_copies: list[tuple[str, Node, str, str]] = []
+    classes_tested: dict[tuple[str, str], set[str]] = defaultdict(set)  # isinstance(x, C): (scope, x) → C
     assigning = False
 
     def scope_of(node: Node) -> str:
@@ -203,6 +211,11 @@ def python_marks(
             if bound_method is not None:
                 methods_read.append(bound_method)
             left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            copied = right is not None and right.type == "identifier" and node_text(right) != "self"
+            if copied and right is not None and left is not None and scope and scope not in classes:
+                names = _names(left) if left.type in ("identifier", "attribute") else []
+                passed_copies += [(scope, node, name, node_text(right)) for name in names]
             if scope and scope not in classes and left is not None and left.type == "identifier":
                 bound, bound_name = last.get(left.start_byte, (_UNKNOWN, ""))
                 if bound.how not in ("unknown", "none"):
@@ -212,7 +225,11 @@ def python_marks(
         elif capture == "with":
             _with(node, scope_of(node), bind)
         elif capture == "params":
-            _parameters(node, scope_of(node), bind, tops)
+            scope = scope_of(node)
+            _parameters(node, scope, bind, tops)
+            untyped = [n for n, at in _parameter_names(node) if last.get(at, (_UNKNOWN, ""))[0] is _PASSED]
+            if untyped and node.parent is not None:
+                passed_params.append((scope, node.parent, untyped))
         elif capture == "def":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -229,6 +246,8 @@ def python_marks(
         elif capture == "if":
             scope = scope_of(node)
             if scope and scope not in classes:
+                for tested, spelled in _classes_tested(node.child_by_field_name("condition")):
+                    classes_tested[(scope, tested)].add(spelled)
                 for tested, cls, statements in _isinstance_tests(node):
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
@@ -245,6 +264,7 @@ def python_marks(
             scope = scope_of(node)
             if scope and scope not in classes:
                 for tested, cls, after in _asserted(node):
+                    classes_tested[(scope, tested)].add(node_text(cls))
                     narrowed = narrowed_name(tested, node.start_point)
                     found[("local", scope, narrowed)].append(_Binding("val", cls))
                     nested = [f for stmt in after for f in _nested_functions(stmt)]
@@ -265,7 +285,11 @@ def python_marks(
             for name in node.named_children:
                 bind(scope_of(node), name, _GLOBAL)
                 bind("", name, _UNKNOWN)
+    ordered = sorted(functions)
+    passed = _parameter_regions(passed_params, found, spots, ordered, tests)
+    passed += _copy_regions(passed_copies, found, spots, ordered, classes)
     _copies_narrowed(found, tests)
+    _tested_elsewhere(found, classes_tested)
     _unshadowed(found, classes)
     _declared_wins(found, reassigned)
     _declared_here_only(found)
@@ -286,13 +310,26 @@ def python_marks(
     ]
     regions += asserted
     regions += _conversions(conversions, found, spots)
-    regions += _assigned_regions(assigned, found, spots, sorted(functions))
+    regions += _assigned_regions(assigned, found, spots, ordered)
+    regions += passed
     marks = _decide(found, elsewhere)
+    marks.bound_attributes = _bound_attributes(found, methods)
     for start, end, tested, narrowed, nested in regions:
         marks.narrowed.append((start, end, tested, narrowed))
         marks.unnarrowed += nested
     marks.unnarrowed = sorted(set(marks.unnarrowed))  # regions overlap: each function once
     return marks
+
+
+def _bound_attributes(found: Found, methods: set[tuple[str, str]]) -> dict[str, list[str]]:
+    """Each class → the attributes its body and methods bind (typed or not); its methods
+    (the symbol table has those) and what iterating, calling or reading a mapping gives
+    (derived from the attribute itself) are left out."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for kind, where, name in found:
+        if kind == "attr" and not name.endswith((ITEMS, CALLED, VALUES)) and (where, name) not in methods:
+            out[where].add(name)
+    return {cls: sorted(names) for cls, names in out.items()}
 
 
 def _conversions(
@@ -412,6 +449,135 @@ def _assigned_regions(
         found[("local", scope, narrowed)].append(b)
         out.append((_point(stmt.end_point), end, name, narrowed, nested))
     return out
+
+
+def _classes_tested(condition: Node | None) -> list[tuple[str, str]]:
+    """``(x, C)`` for each ``isinstance(x, C)`` in a condition, negated or not, each class
+    of a tuple (``isinstance(x, (C, D))``)."""
+    out: list[tuple[str, str]] = []
+    stack = [condition] if condition is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type == "call" and node_text(n.child_by_field_name("function")) == "isinstance":
+            args = n.child_by_field_name("arguments")
+            pair = args.named_children if args is not None else []
+            if len(pair) == 2 and pair[0].type == "identifier":
+                classes = pair[1].named_children if pair[1].type == "tuple" else [pair[1]]
+                out += [(node_text(pair[0]), node_text(c)) for c in classes]
+        elif n.type not in ("lambda", "function_definition"):
+            stack.extend(n.named_children)
+    return out
+
+
+def _parameter_names(params: Node) -> list[tuple[str, int]]:
+    """Each plain parameter's name (``x``, ``x=…``) and where it starts."""
+    out: list[tuple[str, int]] = []
+    for p in params.named_children:
+        name = p if p.type == "identifier" else p.child_by_field_name("name")
+        if name is not None and name.type == "identifier" and p.type in ("identifier", "default_parameter"):
+            out.append((node_text(name), name.start_byte))
+    return out
+
+
+def _parameter_regions(
+    params: list[tuple[str, Node, list[str]]],
+    found: Found,
+    spots: dict[str, list[int]],
+    functions: list[tuple[int, int, Point, Point]],
+    tests: list[tuple[str, int, int, str, str]],
+) -> list[Region]:
+    """A parameter that holds what a caller passes (no annotation, no default or a ``None``
+    one) and that its function binds again: before the body's statement holding the first
+    such binding, it is only the caller's value — uses there (and copies made there, through
+    ``tests``) read a narrowed name that is untyped, though the name holds the later stated
+    value (``if x is None: x = C()``) for the rest of the function."""
+    out: list[Region] = []
+    for scope, fn, names in params:
+        body = fn.child_by_field_name("body")
+        if body is None or not body.named_children:
+            continue
+        for name in names:
+            at = sorted(s for s in spots.get(name, []) if body.start_byte <= s < body.end_byte)
+            if not at:
+                continue
+            stmt = next((c for c in body.named_children if c.start_byte <= at[0] < c.end_byte), None)
+            if stmt is None or stmt.start_byte == body.named_children[0].start_byte:
+                continue
+            narrowed = narrowed_name(name, body.start_point)
+            found[("local", scope, narrowed)].append(_PASSED)
+            tests.append((scope, body.start_byte, stmt.start_byte, name, narrowed))
+            nested = _functions_between(functions, body.start_byte, stmt.start_byte)
+            out.append((_point(body.start_point), _point(stmt.start_point), name, narrowed, nested))
+    return out
+
+
+def _copy_regions(
+    copies: list[tuple[str, Node, str, str]],
+    found: Found,
+    spots: dict[str, list[int]],
+    functions: list[tuple[int, int, Point, Point]],
+    classes: Collection[str],
+) -> list[Region]:
+    """After ``x = p`` / ``self.x = p`` of a name that holds only what a caller passes, up to
+    the block's next statement that binds the target again: the target is that value (a
+    narrowed name, untyped), though its other bindings state a class for the rest of the
+    scope — right after ``self.h = h``, ``self.h.m()`` is the caller's object."""
+    out: list[Region] = []
+    for scope, node, target, source in copies:
+        bindings = found.get(("local", scope, source), [])
+        values = _copied(found, bindings, set())
+        if not values or any(b.how not in _UNTYPED for b in values) or all(b.how == "none" for b in values):
+            continue
+        owner = scope.rpartition(".")[0]
+        key = ("attr", owner, target[5:]) if target.startswith("self.") else ("local", scope, target)
+        if key[0] == "attr" and owner not in classes:
+            continue
+        if len(found.get(key, [])) < 2:
+            continue  # the copy is all the target holds: untyped already
+        stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
+        after = _region_after(stmt, target, spots, functions)
+        if after is None:
+            continue
+        end, nested = after
+        narrowed = narrowed_name(target, stmt.start_point)
+        if key[0] == "local":
+            found[("local", scope, narrowed)].append(_PASSED)
+        out.append((_point(stmt.end_point), end, target, narrowed, nested))
+    return out
+
+
+def _region_after(
+    stmt: Node, name: str, spots: dict[str, list[int]], functions: list[tuple[int, int, Point, Point]]
+) -> tuple[Point, list[tuple[Point, Point]]] | None:
+    """Where the value ``stmt`` binds to ``name`` holds: up to the first later statement of its
+    block that binds ``name`` again (or the block's end), with the functions made there (in
+    them it may be rebound before they run); None when the next statement rebinds it."""
+    block = stmt.parent
+    if block is None or block.type != "block":
+        return None
+    at = sorted(spots.get(name, []))
+    i = bisect.bisect_right(at, stmt.end_byte)
+    stop = at[i] if i < len(at) else block.end_byte
+    sibling, last = stmt.next_named_sibling, None
+    while sibling is not None and sibling.end_byte <= stop:
+        last, sibling = sibling, sibling.next_named_sibling
+    if last is None:
+        return None
+    end = _point(sibling.start_point) if sibling is not None else _point(block.end_point)
+    end_byte = sibling.start_byte if sibling is not None else block.end_byte
+    return end, _functions_between(functions, stmt.end_byte, end_byte)
+
+
+def _functions_between(
+    functions: list[tuple[int, int, Point, Point]], start: int, end: int
+) -> list[tuple[Point, Point]]:
+    """The spans of the functions (sorted by start) made between two bytes."""
+    starts = [f[0] for f in functions]
+    return [
+        (f[2], f[3])
+        for f in functions[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
+        if f[1] <= end
+    ]
 
 
 def _except(

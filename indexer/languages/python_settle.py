@@ -26,6 +26,7 @@ from .bindings import (
     ITEMS,
     VALUES,
     Found,
+    _agreed,
     _Binding,
     _copied,
     _variable,
@@ -69,6 +70,21 @@ def _made_in(node: Node, start: int) -> bool:
             return True
         parent = parent.parent
     return False
+
+
+def _tested_elsewhere(found: Found, tested: dict[tuple[str, str], set[str]]) -> None:
+    """A name that holds a caller's value beside one stated class ``C`` holds a ``C``
+    (:data:`.bindings._PASSED`) — unless the function tests it against another class
+    (``isinstance(x, D)``, as spelled): then the code states two classes for what the name may
+    hold (``if not isinstance(c, D): c = C(c)`` leaves a ``D`` or a ``C``), and it is untyped."""
+    for (scope, name), classes in tested.items():
+        bindings = found.get(("local", scope, name), [])
+        values = _copied(found, bindings, set())
+        if not any(b.how == "passed" for b in values):
+            continue
+        chosen = _agreed(values)
+        if chosen and any(c != chosen[0].text for c in classes):
+            bindings.append(_UNKNOWN)
 
 
 def _declared_wins(found: Found, reassigned: list[tuple[tuple[str, str, str], int, Node]]) -> None:
@@ -207,6 +223,9 @@ def _unshadowed(found: Found, classes: Collection[str]) -> None:
     for (kind, scope, _), bindings in found.items():
         owner = scope.rpartition(".")[0]
         if kind != "local":
+            for i, b in enumerate(bindings):  # `self.x = a.b` in a method: `a` of that method
+                if b.how == "holds" and b.scope and _reads_a_variable(found, b.scope, b):
+                    bindings[i] = _UNKNOWN
             continue
         for i, b in enumerate(bindings):
             if b.how != "holds":

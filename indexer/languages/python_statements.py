@@ -11,12 +11,14 @@ from tree_sitter import Node
 from .base import node_text
 from .bindings import (
     _NONE,
+    _PASSED,
     _UNKNOWN,
     CALLED,
     ITEMS,
     PART,
     VALUES,
     _Binding,
+    _own_scope,
     annotated,
 )
 from .python_narrowing import _guarded, _member_name, _none_guard, _none_guarded, or_value
@@ -134,6 +136,19 @@ def _assignment(node: Node, scope: str, bind: Bind, classes: Collection[str]) ->
         # untyped when `logging` is a variable of the function, see `python_settle._unshadowed`)
         bind(scope, left, _Binding("holds", right))
         return
+    attribute = left.type == "attribute" and bool(_names(left))
+    if (
+        attribute
+        and scope
+        and scope not in classes
+        and right is not None
+        and _read_from_a_name(right, deep=True)
+    ):
+        # `self.factory = xml.dom.minidom.Document.implementation` in a method: what that
+        # module's variable or class's attribute holds (the binding keeps its function, whose
+        # variables `_unshadowed` looks at)
+        bind(scope, left, _Binding("holds", right, scope))
+        return
     looked_up = _looked_up(right, scope, classes)
     if looked_up is not None:  # `x = d[k]` / `d.get(k)`: one of `d`'s values
         bind(scope, left, looked_up)
@@ -174,10 +189,14 @@ def _method_read(value: Node | None) -> bool:
     return obj is not None and obj.type == "attribute" and _dotted(value)
 
 
-def _read_from_a_name(value: Node) -> bool:
-    """``a.b`` read from a name that is not ``self`` (a module's variable, when ``a`` is a module)."""
+def _read_from_a_name(value: Node, *, deep: bool = False) -> bool:
+    """``a.b`` read from a name that is not ``self`` (a module's variable, when ``a`` is a
+    module); ``deep``: also ``a.C.b`` (a class's attribute; a local's ``x = a.b.m`` is
+    :func:`_method_read`'s)."""
     obj = value.child_by_field_name("object") if value.type == "attribute" else None
-    return obj is not None and obj.type == "identifier" and node_text(obj) != "self"
+    while deep and obj is not None and obj.type == "attribute":
+        obj = obj.child_by_field_name("object")
+    return obj is not None and obj.type == "identifier" and node_text(obj) != "self" and _dotted(value)
 
 
 def _mapping(node: Node | None, scope: str, classes: Collection[str]) -> _Binding | None:
@@ -327,10 +346,16 @@ def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = 
     ]
     # `x=None` replaced by `if x is None: x = value`: as if `value` were the default
     replaced = _none_guarded(params.parent, nones) if nones and where != "derived" else set()
-    for p in params.named_children:
+    # what a caller passes an unannotated parameter types nothing, and stops no stated value
+    # of the name (`if x is None: x = C()`; `self.h = C()` beside `self.h = h`); not for a
+    # nested `def`'s parameters (no symbol: they would share the outer function's name)
+    fn = params.parent
+    own = fn is not None and _own_scope(scope, fn.child_by_field_name("name"))
+    for i, p in enumerate(params.named_children):
         if p.type == "identifier":
+            first = i == 0 and node_text(p) in ("self", "cls")
             if node_text(p) not in guarded:
-                bind(scope, p, _UNKNOWN)
+                bind(scope, p, _PASSED if own and not first else _UNKNOWN)
         elif p.type in ("typed_parameter", "typed_default_parameter"):
             name = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
             if name is None:
@@ -350,7 +375,11 @@ def _parameters(params: Node, scope: str, bind: Bind, tops: TopClasses | None = 
                 bind(scope, name, _NONE, call=_NONE)  # the guard's value alone types it
             elif name is not None:
                 value = p.child_by_field_name("value")
-                bind(scope, name, _default_binding(value, where == "top") if where != "derived" else _UNKNOWN)
+                if value is not None and value.type == "none" and own:
+                    bind(scope, name, _PASSED)  # `x=None`: the caller's value or `None`
+                else:
+                    top = where == "top"
+                    bind(scope, name, _default_binding(value, top) if where != "derived" else _UNKNOWN)
         else:  # *args, **kwargs
             bind(scope, p, _UNKNOWN)
 

@@ -723,11 +723,6 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "c.m",
         ),
         ("g = Context()\ndef f():\n    g = Plain()\ndef h():\n    g.invoke()\n", "g.invoke"),
-        (
-            "class C:\n    def __init__(self):\n        self.c = Context()\n    def other(self, v):\n"
-            "        self.c = v\n    def run(self):\n        self.c.invoke()\n",
-            "self.c.invoke",
-        ),
         # a copy of a `self` attribute the class does not type, or types two ways
         (
             "class C:\n    def __init__(self, c):\n        self.c = c\n    def run(self):\n"
@@ -771,14 +766,14 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "async def f():\n    async for c in agen():\n        c.invoke()\n",
             "c.invoke",
         ),
-        # the class binds the attribute itself, or a base from elsewhere might
+        # the class binds the attribute itself, or a base from outside the workspace might
         (
             "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B):\n"
             "    def __init__(self, c):\n        self.c = c\n    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
         (
-            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, Plain):\n"
+            "class B:\n    def __init__(self, c: Context):\n        self.c = c\nclass S(B, ext.Mixin):\n"
             "    def run(self):\n        self.c.invoke()\n",
             "self.c.invoke",
         ),
@@ -809,18 +804,7 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def f(c):\n    c.invoke()\n    if not isinstance(c, Context):\n        c = Context(c)\n",
             "c.invoke",
         ),
-        (
-            "def f(c):\n    if not isinstance(c, Context):\n        c = Context(c)\n    else:\n"
-            "        pass\n    c.invoke()\n",
-            "c.invoke",
-        ),
-        (
-            "def f(c, k):\n    if k:\n        if not isinstance(c, Context):\n            c = Context(c)\n"
-            "    c.invoke()\n",
-            "c.invoke",
-        ),
         ("def f(c):\n    if not isinstance(c, Context):\n        c = Plain(c)\n    c.invoke()\n", "c.invoke"),
-        ("def f(c):\n    if isinstance(c, Context):\n        c = Context(c)\n    c.invoke()\n", "c.invoke"),
         # outside the narrowing `if`, in its `else`, after a rebinding, in a function made there,
         # for a tuple of classes or an attribute
         ("def f(c):\n    if isinstance(c, Context):\n        pass\n    c.invoke()\n", "c.invoke"),
@@ -864,7 +848,6 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "def f(k):\n    if k:\n        x = unknown()\n    else:\n        x = Context()\n    x.invoke()\n",
             "x.invoke",
         ),
-        ("def f(k, v):\n    x = v\n    if k:\n        x = Context()\n    x.invoke()\n", "x.invoke"),
         # `enumerate` over unstated items, its index; an `except` of a tuple, or rebound
         ("def f(xs):\n    for i, c in enumerate(xs):\n        c.invoke()\n", "c.invoke"),
         ("def f():\n    for c, i in enumerate(items()):\n        c.invoke()\n", "c.invoke"),
@@ -906,11 +889,6 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # returns of several classes whose method differs, or one unstated return among them
         (
             "def mk(k):\n    if k:\n        return Over()\n    return Context()\n"
-            "def f():\n    h = mk(1)\n    h.invoke()\n",
-            "h.invoke",
-        ),
-        (
-            "def mk(k, v):\n    if k:\n        return v\n    return Context()\n"
             "def f():\n    h = mk(1)\n    h.invoke()\n",
             "h.invoke",
         ),
@@ -974,11 +952,6 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
         # after it, a method of a class with bases, `if x == 0`, a name in a nested function
         ("def f(c=None):\n    c.invoke()\n    if c is None:\n        c = Context()\n", "c.invoke"),
         (
-            "def f(k, c=None):\n    if k:\n        if c is None:\n            c = Context()\n"
-            "    c.invoke()\n",
-            "c.invoke",
-        ),
-        (
             "class P:\n    def __init__(self, t=None):\n        self.t = t\n        if t is None:\n"
             "            t = Context()\n    def go(self):\n        self.t.invoke()\n",
             "self.t.invoke",
@@ -988,12 +961,6 @@ def test_a_stated_type_resolves_the_call(code: str, call: str, want: str) -> Non
             "    c.invoke()\n",
             "c.invoke",
         ),
-        (
-            "class H(Sub):\n    def go(self, c=None):\n        if c is None:\n            c = Context()\n"
-            "        c.invoke()\n",
-            "c.invoke",
-        ),
-        ("def f(c=None):\n    if c == 0:\n        c = Context()\n    c.invoke()\n", "c.invoke"),
         # `x or value`: a default other than `None`, a read of `x` before `x = x or value`,
         # the attribute's parameter named again in the function, a method a base may define,
         # `and`, a name that is no parameter
