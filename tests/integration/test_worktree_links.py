@@ -24,6 +24,7 @@ import pytest
 from codesift.indexer.compaction import EXTRA, pylance_installed
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
+from codesift.indexer.model import IndexReport
 from codesift.indexer.search.hybrid import search
 from codesift.indexer.search.results import Filters, SearchRequest
 from codesift.indexer.settings import Settings, load_settings
@@ -65,6 +66,17 @@ def repository(path: Path) -> Path:
 def worktree(main: Path, path: Path) -> Path:
     git(main, "worktree", "add", "-q", str(path))
     return path
+
+
+def linked_worktree(
+    tmp_path: Path, embedder: Embedder, name: str = "feature"
+) -> tuple[Path, Path, IndexReport]:
+    """A repository indexed, then a worktree of it indexed after it (linked): both, and
+    the worktree's report."""
+    main = repository(tmp_path / "main")
+    index_workspace(main, load_settings(main), embedder=embedder)
+    tree = worktree(main, tmp_path / name)
+    return main, tree, index_workspace(tree, load_settings(tree), embedder=embedder)
 
 
 def disk(*folders: Path) -> int:
@@ -144,10 +156,8 @@ def test_five_worktrees_share_one_copy_of_their_index_and_a_branch_switch_reinde
 def test_a_linked_worktree_answers_a_project_filter_for_its_own_name(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    main = repository(tmp_path / "main")
-    index_workspace(main, load_settings(main), embedder=embedder)
-    feature = worktree(main, tmp_path / "feature")
-    assert index_workspace(feature, load_settings(feature), embedder=embedder).files_linked == 5
+    main, feature, report = linked_worktree(tmp_path, embedder)
+    assert report.files_linked == 5
 
     # the column the project filter reads says this worktree's name on every row
     chunks = lancedb.connect(index_uri_for(feature, load_settings(feature))).open_table(CHUNKS).to_arrow()
@@ -277,10 +287,8 @@ def test_an_index_due_for_a_rebuild_takes_a_siblings_built_as_wanted(
 def test_a_clone_of_a_clone_holds_every_file_its_rows_need(tmp_path: Path, embedder: Embedder) -> None:
     """A linked index's fragments have several data files (its own project column, vectors
     merged in later): a clone of it must link every one, whoever drops what afterwards."""
-    main = repository(tmp_path / "main")
-    index_workspace(main, load_settings(main), embedder=embedder)
-    first = worktree(main, tmp_path / "first")
-    assert index_workspace(first, load_settings(first), embedder=embedder).files_linked == 5
+    main, first, report = linked_worktree(tmp_path, embedder, "first")
+    assert report.files_linked == 5
     (first / "app/ledger.py").write_text("def settle_ledger(ledger):\n    return sum(ledger)\n")
     index_workspace(first, load_settings(first), embedder=embedder)  # rows added, vectors merged
     Store(
@@ -322,11 +330,9 @@ QUERIES = ("retry the upload", "check the credentials", "settle the ledger", "re
 def test_a_linked_worktree_keeps_sharing_its_siblings_files_through_saves_and_an_optimize(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    main = repository(tmp_path / "main")
-    index_workspace(main, load_settings(main), embedder=embedder)
+    main, feature, report = linked_worktree(tmp_path, embedder)
+    assert report.files_linked == 5
     theirs = Path(index_uri_for(main, load_settings(main)))
-    feature = worktree(main, tmp_path / "feature")
-    assert index_workspace(feature, load_settings(feature), embedder=embedder).files_linked == 5
     mine = Path(index_uri_for(feature, load_settings(feature)))
     linked = {f: (mine / f).stat().st_size for f in shared_data_files(mine, theirs)}
     assert linked and all((mine / f).stat().st_nlink > 1 for f in linked)
@@ -371,10 +377,7 @@ def test_a_linked_optimize_killed_half_way_leaves_a_whole_index(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    main = repository(tmp_path / "main")
-    index_workspace(main, load_settings(main), embedder=embedder)
-    feature = worktree(main, tmp_path / "feature")
-    index_workspace(feature, load_settings(feature), embedder=embedder)
+    main, feature, _ = linked_worktree(tmp_path, embedder)
     for i in range(3):
         save(feature, embedder, "app/config.py", CONFIG.format(i))
     expect = {q: hits(feature, embedder, q) for q in QUERIES}
@@ -399,10 +402,7 @@ def test_a_linked_optimize_killed_half_way_leaves_a_whole_index(
 def test_a_shared_fragment_mostly_deleted_here_is_compacted_into_the_worktrees_own(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    main = repository(tmp_path / "main")
-    index_workspace(main, load_settings(main), embedder=embedder)
-    feature = worktree(main, tmp_path / "feature")
-    index_workspace(feature, load_settings(feature), embedder=embedder)
+    main, feature, _ = linked_worktree(tmp_path, embedder)
     mine, theirs = (Path(index_uri_for(t, load_settings(t))) for t in (feature, main))
     assert any(f.startswith(CHUNKS) for f in shared_data_files(mine, theirs))
     gone = ["app/auth.py", "app/config.py", "web/client.js", "README.md"]
