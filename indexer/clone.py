@@ -87,12 +87,9 @@ def clone_sibling(
     no sibling to clone (none indexed, busy, built with other settings) or linking
     failed; the reason is logged and the index run goes on as before.
     """
-    shares = settings.index
-    if shares.remote or not (shares.share_worktrees or shares.share_clones):
+    if settings.index.remote:
         return None
-    found = sibling_index(
-        root, shares.index_dir, own_uri, worktrees=shares.share_worktrees, clones=shares.share_clones
-    )
+    found = sibling_index(root, settings.index, own_uri)
     if found is None:
         return None
     source = found[1]

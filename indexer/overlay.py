@@ -116,14 +116,8 @@ def copy_source(settings: Settings, root: Path, own_uri: str) -> Source | None:
     another clone's (``index.share_clones``), else None."""
     if settings.index.remote:
         return Source(remote_uri(settings, root))
-    shares = settings.index
-    if shares.share_worktrees or shares.share_clones:
-        found = sibling_index(
-            root, shares.index_dir, own_uri, worktrees=shares.share_worktrees, clones=shares.share_clones
-        )
-        if found is not None:
-            return Source(found[1], found[0])
-    return None
+    found = sibling_index(root, settings.index, own_uri)
+    return Source(found[1], found[0]) if found is not None else None
 
 
 @contextlib.contextmanager

@@ -63,7 +63,7 @@ from .store import index_uri_for as index_uri_for  # their home was here: caller
 from .store import open_store as open_store
 from .vectors import embed_fast_pending, embed_pending
 from .workspace import ignore_note, walk
-from .worktrees import shared_cache_dir
+from .worktrees import per_folder, shared_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ def index_workspace(
         counters.phases["optimize"] = counters.phases.get("optimize", 0.0) + time.perf_counter() - t
         pending = store.count(CHUNKS, PENDING)
         progress(Progress("done", 1, 1))
-        if shares.share_clones and store.is_local and not cancel.is_set() and _per_folder(shares.index_dir):
+        if shares.share_clones and store.is_local and not cancel.is_set() and per_folder(shares.index_dir):
             register_clone(root, uri)  # another clone of this repository may start from here
     return IndexReport(
         files_seen=seen,
@@ -331,11 +331,6 @@ def index_workspace(
         files_linked=len(linked),
         bytes_linked=cloned.linked_bytes if cloned is not None else 0,
     )
-
-
-def _per_folder(index_dir: str) -> bool:
-    """Whether each folder has an index of its own (not one URI or absolute folder for all)."""
-    return "://" not in index_dir and not Path(index_dir).is_absolute()
 
 
 def _sweep_orphans(store: Store) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from .locate import git_common_dir, index_exists_at, index_uri
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from .settings import IndexSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,12 @@ def _git(root: Path, *args: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout if done.returncode == 0 else ""
+
+
+def per_folder(index_dir: str) -> bool:
+    """Whether each folder has an index of its own (``index_dir`` relative), not one URI or
+    absolute folder for every worktree and clone."""
+    return "://" not in index_dir and not Path(index_dir).is_absolute()
 
 
 def worktree_roots(root: Path) -> list[Path]:
@@ -56,19 +62,17 @@ def worktree_roots(root: Path) -> list[Path]:
     return out
 
 
-def sibling_index(
-    root: Path, index_dir: str, own_uri: str, *, worktrees: bool = True, clones: bool = False
-) -> tuple[Path, str] | None:
-    """Another worktree's index of this folder to copy from (``worktrees``), else another
-    clone's on this machine (``clones``, ``clones.clone_indexes``): (its root, its index
-    path), or None."""
-    if "://" in index_dir or Path(index_dir).is_absolute():
+def sibling_index(root: Path, index: IndexSettings, own_uri: str) -> tuple[Path, str] | None:
+    """Another worktree's index of this folder to copy from (``index.share_worktrees``),
+    else another clone's on this machine (``index.share_clones``, ``clones.clone_indexes``):
+    (its root, its index path), or None."""
+    if not per_folder(index.index_dir):
         return None  # one index shared by every worktree already: nothing to copy
-    for other in worktree_roots(root) if worktrees else []:
-        uri = index_uri(other, index_dir)
+    for other in worktree_roots(root) if index.share_worktrees else []:
+        uri = index_uri(other, index.index_dir)
         if uri != own_uri and index_exists_at(uri):
             return other, uri
-    if clones:
+    if index.share_clones:
         from .clones import clone_indexes
 
         found = clone_indexes(root, own_uri)
@@ -87,7 +91,7 @@ def shared_cache_dir(root: Path, settings: Settings) -> Path | None:
     if settings.index.embed_cache:
         return Path(settings.index.embed_cache).expanduser()
     index_dir = settings.index.index_dir
-    if not settings.index.share_worktrees or "://" in index_dir or Path(index_dir).is_absolute():
+    if not settings.index.share_worktrees or not per_folder(index_dir):
         return None
     common = git_common_dir(root)
     return common / SHARED_CACHE if common is not None else None
