@@ -32,7 +32,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from codesift.indexer import store as store_module
+from codesift.indexer import compaction
 from codesift.indexer.embed import Embedder, make_embedder
 from codesift.indexer.freshen import reindex_paths
 from codesift.indexer.publish import publish
@@ -159,12 +159,12 @@ def _saves(
     # The same index copied (no links) and compacted whole by LanceDB's optimize, searched
     # interleaved with the linked one: what keeping the sibling's fragments costs a search.
     whole = shutil.copytree(tree, tree.with_name(f"{tree.name}-whole"), ignore=shutil.ignore_patterns(".git"))
-    keep = store_module.pylance_installed
-    store_module.pylance_installed = lambda: False  # type: ignore[assignment]
+    keep = compaction.pylance_installed
+    compaction.pylance_installed = lambda: False  # type: ignore[assignment]
     try:
         Store(index_uri_for(whole, settings)).optimize(timedelta(milliseconds=1))
     finally:
-        store_module.pylance_installed = keep  # type: ignore[assignment]
+        compaction.pylance_installed = keep  # type: ignore[assignment]
     p50_kept, p50_whole = _hybrid_p50s([tree, whole])
     frags = [_fragments(root, settings) for root in (tree, whole)]
     print(
@@ -303,7 +303,7 @@ def main() -> None:
 
         sync.clone_sibling = lambda *a, **k: None  # type: ignore[assignment]
     if args.no_keep_links:
-        store_module.pylance_installed = lambda: False  # type: ignore[assignment]
+        compaction.pylance_installed = lambda: False  # type: ignore[assignment]
     if args.worktrees_only:
         alone = shutil.copytree(src, work / "alone")
         t = time.perf_counter()

@@ -110,6 +110,35 @@ def linked_bytes(uri: str) -> int:
     return total
 
 
+def optimize_keeping_links(uri: str, names: Sequence[str], keep_versions_for: timedelta) -> set[str]:
+    """Those of the index's tables that share files with another index, optimised here
+    keeping them shared (``optimize_linked``); the caller optimises the rest its own way.
+    Empty without pylance (LanceDB's optimize then rewrites the shared files, as logged)
+    or with nothing linked. A child that fails is logged, and its tables are still returned:
+    LanceDB's optimize would undo the sharing, the next optimize tries again."""
+    linked = linked_tables(uri, names)
+    if not linked:
+        return set()
+    if not pylance_installed():
+        log.info(
+            "optimising %s rewrites the files it shares with another worktree's index "
+            "(install %s to keep them shared)",
+            uri,
+            EXTRA,
+        )
+        return set()
+    try:
+        done = optimize_linked(uri, linked, keep_versions_for)
+        log.info(
+            "optimised %s keeping the files it shares with another worktree's index: %s",
+            uri,
+            ", ".join(f"{d.table} {d.shared_fragments} shared fragments kept" for d in done),
+        )
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # best effort, as the store's
+        log.warning("optimising the linked tables of %s failed: %s", uri, exc)
+    return set(linked)
+
+
 def optimize_linked(uri: str, tables: Sequence[str], keep_versions_for: timedelta) -> list[TableCompaction]:
     """Optimise these linked tables of the index at ``uri`` in a child process, keeping
     their shared files. The caller holds the index's writer lock. Raises OSError or

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from lancedb.query import AsyncQuery, AsyncQueryBase
 from lancedb.table import AsyncTable, LanceTable
 
 from . import journal
-from .compaction import EXTRA, linked_tables, optimize_linked, pylance_installed
+from .compaction import optimize_keeping_links
 from .embed_cache import EmbedCache, shared_cache
 from .errors import IndexMissingError, StoreError, store_write_error
 from .faults import crash_point, fail_point
@@ -720,25 +719,7 @@ class Store:
         without it LanceDB's optimize rewrites them into files of this index's own."""
         keep_versions_for = keep_versions_for or self.keep_versions_for
         names = (CHUNKS, SYMBOLS, EDGES, FILES)
-        linked = linked_tables(self.uri, names)
-        if linked and not pylance_installed():
-            log.info(
-                "optimising %s rewrites the files it shares with another worktree's index "
-                "(install %s to keep them shared)",
-                self.uri,
-                EXTRA,
-            )
-            linked = []
-        if linked:
-            try:
-                done = optimize_linked(self.uri, linked, keep_versions_for)
-                log.info(
-                    "optimised %s keeping the files it shares with another worktree's index: %s",
-                    self.uri,
-                    ", ".join(f"{d.table} {d.shared_fragments} shared fragments kept" for d in done),
-                )
-            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # best effort, as below
-                log.warning("optimising the linked tables of %s failed: %s", self.uri, exc)
+        linked = optimize_keeping_links(self.uri, names, keep_versions_for)
         for name in names:
             if name in linked:
                 continue
