@@ -26,6 +26,10 @@ MARK = "CODESIFT_SYSTEM_MALLOC"
 #: the server's threads (pygls workers, LanceDB's runtime) allocating in an arena of its own
 #: left free memory in one that another could not reuse
 ARENAS = 2
+#: Arrow's pool for the re-executed server: glibc's, which ``malloc_trim`` hands back. Its
+#: default, mimalloc, kept a 4 MiB segment resident of buffers long freed (the server's
+#: Arrow buffers are LanceDB's answers, a few rows each; docs/DECISIONS.md, session 20)
+ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
 
 
 def limit_arenas_for_index_run() -> None:
@@ -57,7 +61,8 @@ def system_malloc_argv(
 
 def use_system_malloc() -> None:
     """Replace this process (same pid, same stdin and stdout) by itself on glibc's malloc,
-    with at most ``ARENAS`` malloc arenas unless the user set ``MALLOC_ARENA_MAX``, when
+    with at most ``ARENAS`` malloc arenas unless the user set ``MALLOC_ARENA_MAX`` and Arrow
+    on the same heap unless the user chose its pool (``ARROW_DEFAULT_MEMORY_POOL``), when
     ``system_malloc_argv`` says so; in the replaced process, keep what was set out of what
     its children inherit. Returns only when no replacement happens."""
     was_set = os.environ.pop(MARK, None)
@@ -71,6 +76,8 @@ def use_system_malloc() -> None:
     added = {"PYTHONMALLOC": "malloc"}
     if "MALLOC_ARENA_MAX" not in os.environ:
         added["MALLOC_ARENA_MAX"] = str(ARENAS)
+    if ARROW_POOL not in os.environ:
+        added[ARROW_POOL] = "system"
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, {**os.environ, **added, MARK: ",".join(added)})

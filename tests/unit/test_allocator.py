@@ -48,14 +48,16 @@ def test_the_replaced_server_keeps_what_was_added_for_it_from_its_children(
     assert not {MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"} & set(os.environ)
 
 
-@pytest.mark.parametrize("arenas", [None, "8"])
-def test_the_replacement_adds_glibc_malloc_and_two_arenas_unless_the_user_set_them(
-    monkeypatch: pytest.MonkeyPatch, arenas: str | None
+@pytest.mark.parametrize(("arenas", "pool"), [(None, None), ("8", "mimalloc")])
+def test_the_replacement_adds_glibc_malloc_two_arenas_and_arrow_on_it_unless_the_user_set_them(
+    monkeypatch: pytest.MonkeyPatch, arenas: str | None, pool: str | None
 ) -> None:
-    for name in (MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"):
+    for name in (MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX", "ARROW_DEFAULT_MEMORY_POOL"):
         monkeypatch.delenv(name, raising=False)
     if arenas is not None:
         monkeypatch.setenv("MALLOC_ARENA_MAX", arenas)
+    if pool is not None:
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", pool)
     monkeypatch.setattr(allocator.sys, "argv", SERVE)
     monkeypatch.setattr(allocator.sys, "orig_argv", ORIG)
     monkeypatch.setattr(allocator.sys, "platform", "linux")
@@ -65,4 +67,7 @@ def test_the_replacement_adds_glibc_malloc_and_two_arenas_unless_the_user_set_th
     [(path, argv, env)] = seen
     assert path == allocator.sys.executable and argv == ORIG and env["PYTHONMALLOC"] == "malloc"
     assert env["MALLOC_ARENA_MAX"] == (arenas or "2")
-    assert env[MARK] == ("PYTHONMALLOC" if arenas else "PYTHONMALLOC,MALLOC_ARENA_MAX")
+    assert env["ARROW_DEFAULT_MEMORY_POOL"] == (pool or "system")
+    assert env[MARK] == (
+        "PYTHONMALLOC" if arenas else "PYTHONMALLOC,MALLOC_ARENA_MAX,ARROW_DEFAULT_MEMORY_POOL"
+    )
