@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 CACHE_ENV = "CODESIFT_ONNX_CACHE"
 _EXTERNAL_NAME = "session.optimized_model_external_initializers_file_name"
 _EXTERNAL_MIN = "session.optimized_model_external_initializers_min_size_in_bytes"
+_NO_PREPACK = "session.disable_prepacking"
 
 
 def cache_root() -> Path | None:
@@ -105,22 +106,23 @@ def publish(staging: Path, target: Path, model_name: str) -> bool:
     return False
 
 
-def session_of(ort: Any, model: Path) -> tuple[Any, Path]:
+def session_of(ort: Any, model: Path, *, prepack: bool = True) -> tuple[Any, Path]:
     """An ``InferenceSession`` of ``model`` (``ort``: the onnxruntime module) and the
     ``model.onnx`` it loaded: this machine's optimised copy when there is one that loads,
     else the model itself, fully optimised, writing the copy when there is none yet and
-    the cache is writable. Raises what onnxruntime raises for the model itself."""
+    the cache is writable. ``prepack`` False: no pre-packed copy of the weights (the runs
+    read them where they are mapped). Raises what onnxruntime raises for the model itself."""
     version = str(ort.__version__)
     folder = optimized_dir(model, version)
     if folder is not None and (folder / model.name).is_file():
         copy = folder / model.name
         try:
-            return _session(ort, copy, ort.GraphOptimizationLevel.ORT_DISABLE_ALL), copy
+            return _session(ort, copy, ort.GraphOptimizationLevel.ORT_DISABLE_ALL, prepack=prepack), copy
         except Exception as exc:
             log.info("the optimised copy of the model at %s does not load (%s): using the model", folder, exc)
     staging = staging_dir(folder) if folder is not None and not folder.exists() else None
     try:
-        session = _session(ort, model, ort.GraphOptimizationLevel.ORT_ENABLE_ALL, staging)
+        session = _session(ort, model, ort.GraphOptimizationLevel.ORT_ENABLE_ALL, staging, prepack=prepack)
     except Exception:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
@@ -130,8 +132,10 @@ def session_of(ort: Any, model: Path) -> tuple[Any, Path]:
     return session, model
 
 
-def _session(ort: Any, model: Path, level: Any, staging: Path | None = None) -> Any:
+def _session(ort: Any, model: Path, level: Any, staging: Path | None = None, *, prepack: bool = True) -> Any:
     options = ort.SessionOptions()
+    if not prepack:
+        options.add_session_config_entry(_NO_PREPACK, "1")
     # One thread per run; OnnxEmbedder.embed_documents runs several batches at once.
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1

@@ -195,7 +195,8 @@ class _Workspaces:
         with self._lock:
             found = self._embedders.get(settings.embed)
             if found is None:
-                found = self._embedders[settings.embed] = make_embedder(settings.embed)
+                # queries only: no pre-packed weights (OnnxEmbedder)
+                found = self._embedders[settings.embed] = make_embedder(settings.embed, prepack=False)
             return found
 
 

@@ -58,7 +58,8 @@ class Embedders:
         with self._lock:
             self.last_used = time.monotonic()
             if settings not in self._cache:
-                self._cache[settings] = make_embedder(settings)
+                # queries only (and a saved file's few chunks): no pre-packed weights
+                self._cache[settings] = make_embedder(settings, prepack=False)
             return self._cache[settings]
 
     def drop_mapped_pages(self) -> int:
@@ -114,6 +115,9 @@ def watch_indexes_idle(projects: Callable[[], list[Project]], idle_s: float = IN
 
 # LineCache keeps this many times its size of entries while they are ASCII files (a key each).
 _ASCII_FACTOR = 16
+# ...and at most this many bytes of non-ASCII files' lines (512 files had held 3.5 MiB after
+# the memory probe's answers on the stdlib; a file not kept is read again, ~0.1 ms)
+LINE_CACHE_BYTES = 1 << 20
 
 
 def _read_all(fd: int, size: int) -> bytes:
@@ -136,6 +140,10 @@ class _Lines:
         newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
         self.starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
 
+    @property
+    def nbytes(self) -> int:
+        return len(self.data) + self.starts.nbytes
+
     def line(self, line: int) -> str | None:
         """Text of 1-based ``line`` (as ``data.decode("utf-8", "replace").split("\\n")`` has it)."""
         if not 0 < line <= len(self.starts):
@@ -154,16 +162,26 @@ class LineCache:
     was most of its conversion (5-15 ms cold on the stdlib).
     """
 
-    def __init__(self, root: Path, overlay: dict[str, str], size: int = 512) -> None:
+    def __init__(
+        self, root: Path, overlay: dict[str, str], size: int = 512, max_bytes: int = LINE_CACHE_BYTES
+    ) -> None:
         self._root = root
         self._root_str = os.path.join(str(root), "")
         self._overlay = overlay
         self._size = size
+        self._max_bytes = max_bytes
+        self._bytes = 0  # of the kept files' lines
         self._files: dict[str, tuple[tuple[int, int], _Lines | None]] = {}
 
     def clear(self) -> None:
         """Forget every file's lines (read again on the next conversion)."""
         self._files = {}
+        self._bytes = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes of the non-ASCII files' lines kept (at most ``max_bytes`` but for one file)."""
+        return self._bytes
 
     def line(self, path: str, line: int) -> str | None:
         """Text of 1-based ``line`` of ``path``; None when unknown or when the file is
@@ -212,11 +230,23 @@ class LineCache:
         finally:
             os.close(fd)
         lines = None if data.isascii() else _Lines(data)
-        # an ASCII file costs its key alone: many more of them are kept
-        if len(self._files) >= self._size * (1 if lines is not None else _ASCII_FACTOR):
-            self._files.pop(next(iter(self._files)))
+        self._forget(path)
+        # an ASCII file costs its key alone: many more of them are kept; the lines kept
+        # stay within max_bytes (the oldest go first; a larger file alone is still kept)
+        size = lines.nbytes if lines is not None else 0
+        while self._files and (
+            len(self._files) >= self._size * (1 if lines is not None else _ASCII_FACTOR)
+            or self._bytes + size > self._max_bytes
+        ):
+            self._forget(next(iter(self._files)))
         self._files[path] = (key, lines)
+        self._bytes += size
         return lines
+
+    def _forget(self, path: str) -> None:
+        gone = self._files.pop(path, None)
+        if gone is not None and gone[1] is not None:
+            self._bytes -= gone[1].nbytes
 
 
 class Project:

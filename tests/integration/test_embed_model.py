@@ -267,3 +267,25 @@ def test_a_model_loads_from_this_machine_s_optimised_copy_and_embeds_bit_for_bit
     (tmp_path / "a-file").write_text("")  # a cache that cannot be made
     monkeypatch.setenv(onnx_cache.CACHE_ENV, str(tmp_path / "a-file" / "cache"))
     assert np.array_equal(OnnxEmbedder(EmbedSettings()).embed_documents(texts), want)
+
+
+def test_a_servers_model_keeps_no_prepacked_weights_and_embeds_bit_for_bit_as_an_index_runs(
+    embedder: OnnxEmbedder,
+) -> None:
+    """The language server's (and MCP's) model reads its int8 weights where the model
+    file is mapped instead of keeping onnxruntime's pre-packed copy (~10 MiB): the same
+    vectors, and its weights' pages unmapped at a pause like the word-embedding table's."""
+    from codesift.server.projects import Embedders
+
+    served = Embedders().get(EmbedSettings())
+    assert isinstance(served, OnnxEmbedder) and not served.prepack and embedder.prepack
+    texts = [*SENTENCES, Path(__file__).read_text(encoding="utf-8")[:3000]]
+    assert np.array_equal(served.embed_documents(texts), embedder.embed_documents(texts))
+    session, _ = served._load()
+    assert session.get_session_options().get_session_config_entry("session.disable_prepacking") == "1"
+    indexing, _ = embedder._load()
+    with pytest.raises(RuntimeError):  # never set: onnxruntime pre-packs
+        indexing.get_session_options().get_session_config_entry("session.disable_prepacking")
+    if Path("/proc/self/smaps").exists():
+        assert served.drop_mapped_pages() > 40_000_000
+        assert np.array_equal(served.embed_documents(texts), embedder.embed_documents(texts))
