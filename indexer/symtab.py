@@ -27,6 +27,10 @@ from .rows import SYMBOL_COLUMNS, present
 Rows = npt.NDArray[np.int32]
 
 _POSITIONS = SYMBOL_COLUMNS[5:13]
+# Rows kept as made ``Symbol``s (each with its two spans, ~600 bytes): the graph's answers
+# and the symbol index's re-read the same few hundred; the stdlib's memory probe made
+# ~7,500 (was: half the rows, 32k on the stdlib, ~19 MiB in a long session)
+KEEP_MADE = 4_096
 _KINDS: dict[int, SymbolKind] = {int(k): k for k in SymbolKind}
 
 
@@ -236,9 +240,9 @@ class SymbolColumns:
         # Java's parameter types (an index of schema 5 has none: not known)
         self.params = Sparse(table.column("params") if "params" in table.column_names else None, self.size)
         self._made: dict[int, Symbol] = {}
-        # Symbols kept once made: at most half the rows (then forgotten and made again as
-        # read), so a long session's questions never bring back every row as an object
-        self._keep = max(16_384, self.size // 2)
+        # Symbols kept once made: at most KEEP_MADE (then forgotten and made again as read),
+        # so a long session's questions never bring back every row as an object
+        self._keep = KEEP_MADE
 
     @classmethod
     def of(cls, symbols: Iterable[Symbol]) -> SymbolColumns:
@@ -329,7 +333,10 @@ class SymbolColumns:
                 )
                 made.setdefault(r, sym)
         make = self.symbol
-        return [made.get(r) or make(r) for r in wanted]
+        out = [made.get(r) or make(r) for r in wanted]
+        if len(made) > self._keep:  # more rows than kept at once: none stays made
+            made.clear()
+        return out
 
     def arrow(self, rows: Rows | None = None) -> pa.Table:
         """These rows (all by default) as a table of ``SYMBOL_COLUMNS``."""

@@ -75,6 +75,11 @@ _NAMESPACE_KINDS = frozenset({SymbolKind.NAMESPACE, SymbolKind.MODULE, SymbolKin
 
 # answers ``in_module`` keeps before it starts again (a few hundred bytes each)
 _IN_MODULE_MAX = 200_000
+# Edges whose answer is remembered (with the import answers and shared unresolved ones);
+# past it, forgotten between two questions. Unbounded, a long session's call hierarchies
+# and searches with hops would come to remember every edge of the index (368k on the
+# stdlib, ~80 MiB); the memory probe's questions resolve ~17k.
+MEMO_MAX = 32_768
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,7 @@ class Resolver(BoundTypes, ModuleFinder):
         # an unresolved reference's answer, one per (last name, family): every edge of that
         # name shares it (a tuple of candidates an edge took ~1.9 MiB for 5.7k on the stdlib)
         self._unresolved: dict[tuple[str, str], Resolution] = {}
+        self._resolving = 0  # resolve() calls open now (one resolves others on its way)
 
     def _fresh(self) -> None:
         if self._generation != self.snap.generation:
@@ -137,7 +143,17 @@ class Resolver(BoundTypes, ModuleFinder):
         key = (edge.path, edge.line, edge.column, edge.to_name, edge.kind)
         found = self._memo.get(key)
         if found is None:
-            found = self._resolve(edge)
+            if not self._resolving and len(self._memo) + len(self._imports) >= MEMO_MAX:
+                # between questions only: an import being resolved marks itself in
+                # ``_imports`` against cycles, and that mark must stay while it runs
+                self._memo.clear()
+                self._imports.clear()
+                self._unresolved.clear()
+            self._resolving += 1
+            try:
+                found = self._resolve(edge)
+            finally:
+                self._resolving -= 1
             self._memo[key] = found
         return found
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -77,9 +76,12 @@ class NameTable:
         self._name_ids = name_ids
         self._path_ids = cols.path.ids[order]
         self._cont_ids = cols.container.ids[order]
-        # lower-case names: one id per distinct one, in sorted order
-        intern = sys.intern  # most names are lower-case already: then the same object
-        lowers = [intern(n_.lower()) for n_ in cols.name.values]
+        # lower-case names: one id per distinct one, in sorted order; most names are
+        # lower-case already: then the name's own object (not ``sys.intern``, whose
+        # process-wide table grew ~4 MiB with the stdlib's and never shrinks)
+        same = {v: v for v in cols.name.values}
+        lowers = [same.setdefault(low, low) for low in (n_.lower() for n_ in cols.name.values)]
+        del same
         self._lower_values: list[str] = sorted(set(lowers))
         rank = {v: i for i, v in enumerate(self._lower_values)}
         lower_of_name = np.array([rank[v] for v in lowers] or [0], np.int32)

@@ -893,3 +893,43 @@ def test_a_header_reached_along_many_include_paths_is_searched_once_per_name() -
     assert [g.resolve(e).to_symbol for e in edges] == ["base_fn", "base_fn"]
     assert searched, "the call is resolved through the includes"
     assert len(searched) == len(set(searched))
+
+
+def test_the_resolvers_memory_of_answers_stays_bounded_and_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long session's questions would otherwise come to remember every edge of the
+    index: past ``MEMO_MAX`` remembered answers the resolver forgets them between two
+    questions (never inside one: an import's mark against cycles stays while it runs)."""
+    from codesift.indexer.graph import resolve
+
+    files = {
+        f"pkg/m{i}.py": f"""
+            from pkg.base import Base, helper
+            from pkg import m{(i + 1) % 12} as nxt
+
+            class C{i}(Base):
+                def run(self):
+                    helper()
+                    self.step()
+                    nxt.f{(i + 1) % 12}()
+                    return C{i}().run()
+
+            def f{i}():
+                return C{i}().run()
+            """
+        for i in range(12)
+    }
+    files["pkg/base.py"] = "class Base:\n    def step(self):\n        pass\n\ndef helper():\n    pass\n"
+    files["pkg/__init__.py"] = ""
+    edges = [e for path in files for e in graph_of(files).snapshot.edges_of(path)]
+    unbounded = graph_of(files)
+    expected = [unbounded.resolver.resolve(e) for e in edges]
+    assert sum(r.symbol is not None for r in expected) >= 48
+    assert len(unbounded.resolver._memo) > 60  # every edge remembered below the cap
+    monkeypatch.setattr(resolve, "MEMO_MAX", 10)
+    bounded = graph_of(files)
+    for _ in range(2):
+        assert [bounded.resolver.resolve(e) for e in edges] == expected
+        held = bounded.resolver._memo, bounded.resolver._imports
+        assert len(held[0]) + len(held[1]) <= 10 + 16  # the cap, and what the last question added

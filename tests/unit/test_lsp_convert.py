@@ -206,3 +206,27 @@ def test_a_line_reader_looks_each_file_up_once_for_one_answer(tmp_path: Path) ->
     (tmp_path / "a.py").write_text("ä = 10\n", encoding="utf-8")  # changed while the answer is built
     assert read("a.py", 1) == "é = 1"  # one answer sees one version of each file
     assert cache.reader()("a.py", 1) == "ä = 10"  # the next answer sees the new one
+
+
+def test_line_cache_keeps_at_most_its_byte_budget_of_lines_and_answers_the_same_after(
+    tmp_path: Path,
+) -> None:
+    from codesift.server.projects import LineCache
+
+    # eight non-ASCII files of ~2 KB each; a budget for about three of them
+    for i in range(8):
+        (tmp_path / f"f{i}.py").write_text(
+            "".join(f"s{i}_{n} = 'é{n}'\n" for n in range(150)), encoding="utf-8"
+        )
+    lines = LineCache(tmp_path, {}, max_bytes=8_000)
+    for round_ in range(2):  # the second round reads again what the budget let go
+        for i in range(8):
+            assert lines.line(f"f{i}.py", 100) == f"s{i}_99 = 'é99'"
+            assert lines.held_bytes <= 8_000, round_
+    assert lines.held_bytes > 0
+    # one file larger than the budget is still kept (alone) while it is asked for
+    (tmp_path / "big.py").write_text("ü = 1\n" * 5_000, encoding="utf-8")
+    assert lines.line("big.py", 4_000) == "ü = 1"
+    assert lines.held_bytes > 8_000
+    assert lines.line("f0.py", 1) == "s0_0 = 'é0'"
+    assert lines.held_bytes <= 8_000

@@ -7,7 +7,7 @@ import numpy as np
 
 from codesift.indexer.model import Position, Span, Symbol, SymbolKind
 from codesift.indexer.search.names import NameTable, SymbolMatch
-from codesift.indexer.symtab import SymbolColumns, concat
+from codesift.indexer.symtab import KEEP_MADE, SymbolColumns, concat
 
 
 def sym(name: str, line: int) -> Symbol:
@@ -239,7 +239,9 @@ def test_symbol_columns_give_back_the_symbols_they_were_made_of_in_their_order()
     many = SymbolColumns.of([at("f", f"f{i}", "m.py", i) for i in range(1, 20_000)])
     assert [s.qualified_name for s in many.symbols(range(0, 19_999, 2))][-1] == "f19999"
     assert [s.qualified_name for s in many.symbols(range(1, 19_999, 2))][-1] == "f19998"
-    assert many.made <= 16_384  # at most half the rows kept as objects (here the floor)
+    assert many.made <= KEEP_MADE  # at most so many rows kept as objects
+    assert len(many.symbols(range(KEEP_MADE))) == KEEP_MADE and many.made == KEEP_MADE
+    assert many.symbols([1])[0] is many.symbol(1)  # kept while within the bound
     assert many.symbol(7).qualified_name == "f8" and many.symbols([3, 3])[0].qualified_name == "f4"
     again = concat(
         [(cols, np.array([3, 0], np.int32)), (SymbolColumns.of(given[1:3]), np.array([1], np.int32))]
