@@ -48,6 +48,26 @@ def test_the_replaced_server_keeps_what_was_added_for_it_from_its_children(
     assert not {MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX"} & set(os.environ)
 
 
+@pytest.mark.parametrize("chosen", [None, "jemalloc"])
+def test_the_replaced_server_puts_arrow_on_glibcs_heap_unless_the_user_chose_a_pool(
+    monkeypatch: pytest.MonkeyPatch, chosen: str | None
+) -> None:
+    import pyarrow as pa
+
+    monkeypatch.setenv(MARK, "PYTHONMALLOC")
+    monkeypatch.setenv("PYTHONMALLOC", "malloc")
+    if chosen is None:
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    else:
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", chosen)
+    before = pa.default_memory_pool().backend_name
+    pools: list[object] = []
+    monkeypatch.setattr(pa, "set_memory_pool", pools.append)
+    allocator.use_system_malloc()
+    assert [p.backend_name for p in pools] == ([] if chosen else ["system"])  # type: ignore[attr-defined]
+    assert pa.default_memory_pool().backend_name == before  # (set_memory_pool was recorded only)
+
+
 @pytest.mark.parametrize(("arenas", "pool"), [(None, None), ("8", "mimalloc")])
 def test_the_replacement_adds_glibc_malloc_two_arenas_and_arrow_on_it_unless_the_user_set_them(
     monkeypatch: pytest.MonkeyPatch, arenas: str | None, pool: str | None
