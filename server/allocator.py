@@ -26,12 +26,12 @@ MARK = "CODESIFT_SYSTEM_MALLOC"
 #: the server's threads (pygls workers, LanceDB's runtime) allocating in an arena of its own
 #: left free memory in one that another could not reuse
 ARENAS = 2
-#: a user's choice of Arrow's pool; without one the re-executed server puts Arrow on glibc's
-#: heap too, which ``malloc_trim`` hands back: Arrow's default, mimalloc, kept a 4 MiB
-#: segment of long-freed buffers resident (the server's Arrow buffers are LanceDB's
-#: answers, a few rows each; docs/DECISIONS.md, session 20). Set in the process, not its
-#: environment: pyarrow reads the variable at its first allocation, after the replaced
-#: server took what was added for it out of the environment its children inherit.
+#: Arrow's pool for the re-executed server, unless the user chose one: glibc's heap, which
+#: ``malloc_trim`` hands back. Arrow's default, mimalloc, kept a 4 MiB segment resident of
+#: buffers long freed (the server's Arrow buffers are LanceDB's answers, a few rows each;
+#: docs/DECISIONS.md, session 20). pyarrow reads the variable when it is imported, so the
+#: replaced server imports it before taking the variable out of its children's environment
+#: (setting the pool after the import was too late: the import had started mimalloc).
 ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
 #: Arrow's pool for the re-executed server: glibc's, which ``malloc_trim`` hands back. Its
 #: default, mimalloc, kept a 4 MiB segment resident of buffers long freed (the server's
@@ -74,12 +74,11 @@ def use_system_malloc() -> None:
     its children inherit. Returns only when no replacement happens."""
     was_set = os.environ.pop(MARK, None)
     if was_set is not None:
-        for name in was_set.split(","):
+        names = was_set.split(",")
+        if ARROW_POOL in names:
+            import pyarrow  # noqa: F401  (reads it now; the server imports it with LanceDB anyway)
+        for name in names:
             os.environ.pop(name, None)
-        if ARROW_POOL not in os.environ:
-            import pyarrow as pa  # the server imports it with LanceDB in a moment anyway
-
-            pa.set_memory_pool(pa.system_memory_pool())
         return
     argv = system_malloc_argv(os.environ, sys.argv, sys.orig_argv, sys.platform)
     if argv is None:
@@ -87,6 +86,8 @@ def use_system_malloc() -> None:
     added = {"PYTHONMALLOC": "malloc"}
     if "MALLOC_ARENA_MAX" not in os.environ:
         added["MALLOC_ARENA_MAX"] = str(ARENAS)
+    if ARROW_POOL not in os.environ:
+        added[ARROW_POOL] = "system"
     if ARROW_POOL not in os.environ:
         added[ARROW_POOL] = "system"
     sys.stdout.flush()

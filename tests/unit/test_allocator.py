@@ -7,7 +7,7 @@ import os
 import pytest
 
 from codesift.server import allocator
-from codesift.server.allocator import MARK, system_malloc_argv
+from codesift.server.allocator import ARROW_POOL, MARK, system_malloc_argv
 
 SERVE = ["/venv/bin/codesift", "serve"]
 ORIG = ["/venv/bin/python3", "/venv/bin/codesift", "serve"]
@@ -49,23 +49,25 @@ def test_the_replaced_server_keeps_what_was_added_for_it_from_its_children(
 
 
 @pytest.mark.parametrize("chosen", [None, "jemalloc"])
-def test_the_replaced_server_puts_arrow_on_glibcs_heap_unless_the_user_chose_a_pool(
-    monkeypatch: pytest.MonkeyPatch, chosen: str | None
+def test_the_replaced_server_runs_arrow_on_the_pool_it_was_given_and_its_children_do_not_inherit_it(
+    chosen: str | None,
 ) -> None:
-    import pyarrow as pa
+    """pyarrow reads ARROW_DEFAULT_MEMORY_POOL when imported: the replaced server imports it
+    before taking what was added for it out of its environment (its index runs keep
+    mimalloc); a user's own choice stays in the environment."""
+    import subprocess
+    import sys
 
-    monkeypatch.setenv(MARK, "PYTHONMALLOC")
-    monkeypatch.setenv("PYTHONMALLOC", "malloc")
-    if chosen is None:
-        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
-    else:
-        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", chosen)
-    before = pa.default_memory_pool().backend_name
-    pools: list[object] = []
-    monkeypatch.setattr(pa, "set_memory_pool", pools.append)
-    allocator.use_system_malloc()
-    assert [p.backend_name for p in pools] == ([] if chosen else ["system"])  # type: ignore[attr-defined]
-    assert pa.default_memory_pool().backend_name == before  # (set_memory_pool was recorded only)
+    env = {k: v for k, v in os.environ.items() if k not in (MARK, ARROW_POOL)}
+    env |= {MARK: ARROW_POOL, ARROW_POOL: "system"} if chosen is None else {ARROW_POOL: chosen}
+    code = (
+        "import os; from codesift.server import allocator; allocator.use_system_malloc(); "
+        "import pyarrow as pa; "
+        "print(pa.default_memory_pool().backend_name, os.environ.get(allocator.ARROW_POOL))"
+    )
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    pool, inherited = got.stdout.split()
+    assert (pool, inherited) == (("system", "None") if chosen is None else (chosen, chosen))
 
 
 @pytest.mark.parametrize(("arenas", "pool"), [(None, None), ("8", "mimalloc")])
