@@ -8,8 +8,9 @@ arenas stayed resident with ~45 MiB of live objects in them. On glibc's malloc t
 objects cost a little more while held (a 16-byte header each: +16-27 MiB with both
 indexes loaded) and building them ~15-25% more CPU, but ``malloc_trim`` hands back every
 free page: in the probe an idle server kept 515 -> 441-477 MiB, and with at most two malloc
-arenas 421 (docs/DECISIONS.md, "language server memory"). Only ``codesift serve`` does
-this: the CLI's short commands and the index runs it starts keep pymalloc.
+arenas 421 (docs/DECISIONS.md, "language server memory"; one arena since session 20).
+Only ``codesift serve`` does this: the CLI's short commands and the index runs it starts
+keep pymalloc.
 """
 
 from __future__ import annotations
@@ -22,20 +23,22 @@ from pathlib import Path
 #: set for the re-executed server: the variables added for it, which it takes out of its
 #: environment again (its children, e.g. index runs, keep pymalloc and glibc's defaults)
 MARK = "CODESIFT_SYSTEM_MALLOC"
-#: glibc's malloc arenas (its default is 8 a core): with Python's objects on malloc, each of
-#: the server's threads (pygls workers, LanceDB's runtime) allocating in an arena of its own
-#: left free memory in one that another could not reuse
+#: glibc's malloc arenas of an index run (its default is 8 a core): each of LanceDB's
+#: runtime threads allocating in an arena of its own left free memory in one that another
+#: could not reuse
 ARENAS = 2
+#: ...and of the re-executed server: one. With two, the server's threads (pygls workers,
+#: LanceDB's runtime) moved between them as they met the other's lock, and what a probe
+#: of every request type left resident varied by ~25 MiB from run to run (378-403 MiB on
+#: the stdlib); with one, 377-378 in three runs, and hybrid over LSP as fast (p50 28-37
+#: against 31-38 ms, server CPU per search the same; docs/DECISIONS.md, session 20)
+SERVER_ARENAS = 1
 #: Arrow's pool for the re-executed server, unless the user chose one: glibc's heap, which
 #: ``malloc_trim`` hands back. Arrow's default, mimalloc, kept a 4 MiB segment resident of
 #: buffers long freed (the server's Arrow buffers are LanceDB's answers, a few rows each;
 #: docs/DECISIONS.md, session 20). pyarrow reads the variable when it is imported, so the
 #: replaced server imports it before taking the variable out of its children's environment
 #: (setting the pool after the import was too late: the import had started mimalloc).
-ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
-#: Arrow's pool for the re-executed server: glibc's, which ``malloc_trim`` hands back. Its
-#: default, mimalloc, kept a 4 MiB segment resident of buffers long freed (the server's
-#: Arrow buffers are LanceDB's answers, a few rows each; docs/DECISIONS.md, session 20)
 ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
 
 
@@ -68,7 +71,7 @@ def system_malloc_argv(
 
 def use_system_malloc() -> None:
     """Replace this process (same pid, same stdin and stdout) by itself on glibc's malloc,
-    with at most ``ARENAS`` malloc arenas unless the user set ``MALLOC_ARENA_MAX`` and Arrow
+    with at most ``SERVER_ARENAS`` malloc arenas unless the user set ``MALLOC_ARENA_MAX`` and Arrow
     on the same heap unless the user chose its pool (``ARROW_DEFAULT_MEMORY_POOL``), when
     ``system_malloc_argv`` says so; in the replaced process, keep what was set out of what
     its children inherit. Returns only when no replacement happens."""
@@ -85,7 +88,7 @@ def use_system_malloc() -> None:
         return
     added = {"PYTHONMALLOC": "malloc"}
     if "MALLOC_ARENA_MAX" not in os.environ:
-        added["MALLOC_ARENA_MAX"] = str(ARENAS)
+        added["MALLOC_ARENA_MAX"] = str(SERVER_ARENAS)
     if ARROW_POOL not in os.environ:
         added[ARROW_POOL] = "system"
     if ARROW_POOL not in os.environ:

@@ -71,7 +71,7 @@ def test_the_replaced_server_runs_arrow_on_the_pool_it_was_given_and_its_childre
 
 
 @pytest.mark.parametrize(("arenas", "pool"), [(None, None), ("8", "mimalloc")])
-def test_the_replacement_adds_glibc_malloc_two_arenas_and_arrow_on_it_unless_the_user_set_them(
+def test_the_replacement_adds_glibc_malloc_one_arena_and_arrow_on_it_unless_the_user_set_them(
     monkeypatch: pytest.MonkeyPatch, arenas: str | None, pool: str | None
 ) -> None:
     for name in (MARK, "PYTHONMALLOC", "MALLOC_ARENA_MAX", "ARROW_DEFAULT_MEMORY_POOL"):
@@ -88,7 +88,7 @@ def test_the_replacement_adds_glibc_malloc_two_arenas_and_arrow_on_it_unless_the
     allocator.use_system_malloc()
     [(path, argv, env)] = seen
     assert path == allocator.sys.executable and argv == ORIG and env["PYTHONMALLOC"] == "malloc"
-    assert env["MALLOC_ARENA_MAX"] == (arenas or "2")
+    assert env["MALLOC_ARENA_MAX"] == (arenas or "1")
     assert env["ARROW_DEFAULT_MEMORY_POOL"] == (pool or "system")
     assert env[MARK] == (
         "PYTHONMALLOC" if arenas else "PYTHONMALLOC,MALLOC_ARENA_MAX,ARROW_DEFAULT_MEMORY_POOL"
