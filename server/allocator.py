@@ -91,8 +91,6 @@ def use_system_malloc() -> None:
         added["MALLOC_ARENA_MAX"] = str(SERVER_ARENAS)
     if ARROW_POOL not in os.environ:
         added[ARROW_POOL] = "system"
-    if ARROW_POOL not in os.environ:
-        added[ARROW_POOL] = "system"
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, {**os.environ, **added, MARK: ",".join(added)})

@@ -922,8 +922,8 @@ def test_the_resolvers_memory_of_answers_stays_bounded_and_answers_the_same(
     }
     files["pkg/base.py"] = "class Base:\n    def step(self):\n        pass\n\ndef helper():\n    pass\n"
     files["pkg/__init__.py"] = ""
-    edges = [e for path in files for e in graph_of(files).snapshot.edges_of(path)]
     unbounded = graph_of(files)
+    edges = [e for path in files for e in unbounded.snapshot.edges_of(path)]
     expected = [unbounded.resolver.resolve(e) for e in edges]
     assert sum(r.symbol is not None for r in expected) >= 48
     assert len(unbounded.resolver._memo) > 60  # every edge remembered below the cap
